@@ -1,0 +1,3 @@
+"""Conformance harness for activation checkpointing (the ``torch.utils.checkpoint`` contract)."""
+
+__version__ = "0.1.0"

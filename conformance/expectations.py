@@ -1,0 +1,46 @@
+"""Declared known deviations (``expectations.toml``): which tests of which implementation are
+expected to fail, and why. Matching is pure data; the plugin turns matches into strict xfails."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.registry import load_clauses
+
+EXPECTATIONS_PATH = Path(__file__).with_name("expectations.toml")
+
+
+@dataclass(frozen=True)
+class Deviation:
+    impl: str
+    clause: str
+    reason: str
+    variant: str | None = None
+    device: str | None = None
+    test: str | None = None
+
+    def matches(self, *, impl: str, clauses, variant, device, nodeid: str) -> bool:
+        return (
+            self.impl == impl
+            and self.clause in clauses
+            and self.variant in (None, variant)
+            and self.device in (None, device)
+            and (self.test is None or self.test in nodeid)
+        )
+
+
+def load_deviations(path: Path = EXPECTATIONS_PATH) -> list[Deviation]:
+    with open(path, "rb") as f:
+        entries = tomllib.load(f).get("deviation", [])
+    known = load_clauses()
+    deviations = []
+    for entry in entries:
+        deviation = Deviation(**entry)
+        if deviation.clause not in known:
+            raise ValueError(f"{path}: deviation names unknown clause {deviation.clause!r}")
+        if not deviation.reason.strip():
+            raise ValueError(f"{path}: deviation for {deviation.impl}/{deviation.clause} has no reason")
+        deviations.append(deviation)
+    return deviations

@@ -1,0 +1,167 @@
+"""The pytest plugin: options, the implementation under test, clause checks, verdict marks, summary.
+
+Registered by the ``pytest11`` entry point when installed, and by ``-p conformance.plugin`` (see
+pyproject.toml) in a source checkout. Its hooks touch only tests that carry a ``clause`` marker or
+live in the conformance suite, so it stays inert in other projects.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance import binding, expectations, registry
+from conformance.capabilities import DEVICES
+from conformance.hypothesis_profiles import register_profiles
+from conformance.recording import Recorder, clause_ids_of, item_param
+
+SUITE_DIR = Path(__file__).with_name("suite")
+IMPLEMENTATION = pytest.StashKey["binding.Implementation"]()
+UNTESTED = pytest.StashKey[list]()
+
+register_profiles()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("conformance", "activation-checkpointing conformance")
+    group.addoption(
+        "--impl",
+        metavar="MODULE",
+        default=None,
+        help=f"implementation under test: an importable module exposing the torch.utils.checkpoint API, "
+        f"or an adapter's short name (default: {binding.DEFAULT_IMPL})",
+    )
+    group.addoption("--variant", choices=("reentrant", "non_reentrant", "both"), default="both",
+                    help="which use_reentrant variant(s) to test (default: both)")
+    group.addoption("--device", choices=("cpu", "cuda", "all"), default="all",
+                    help="devices for device-parametrized tests; CUDA tests skip where CUDA is absent (default: all)")
+    group.addoption("--clause", action="append", default=[], metavar="ID",
+                    help="run only the tests of this clause id or area id (repeatable)")
+    group.addoption("--results", metavar="PATH", default=None,
+                    help="write machine-readable JSON results here (and a .jsonl stream beside it)")
+    group.addoption("--expectations", metavar="PATH", default=str(expectations.EXPECTATIONS_PATH),
+                    help="the declared known deviations (default: the harness's expectations.toml)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "clause(*ids): the specification clause(s) a conformance test checks")
+    try:
+        clauses = registry.load_clauses()
+    except registry.RegistryError as exc:
+        raise pytest.UsageError(f"conformance/clauses.toml: {exc}") from None
+    unknown = [c for c in config.getoption("clause") if c not in clauses and c not in registry.load_areas()]
+    if unknown:
+        raise pytest.UsageError(f"--clause: unknown clause or area id(s): {', '.join(unknown)}")
+    if config.getoption("impl") is not None:
+        implementation(config)  # fail fast on a bad --impl, before collection
+    if config.getoption("results") and not hasattr(config, "workerinput"):  # xdist: controller only
+        config.pluginmanager.register(Recorder(config, config.getoption("results")), "conformance-recorder")
+
+
+def implementation(config) -> binding.Implementation:
+    """The implementation under test (loaded once; a bad --impl becomes a one-line usage error)."""
+    if IMPLEMENTATION not in config.stash:
+        try:
+            config.stash[IMPLEMENTATION] = binding.load_implementation(config.getoption("impl") or binding.DEFAULT_IMPL)
+        except binding.BindingError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[IMPLEMENTATION]
+
+
+def _in_suite(path: Path) -> bool:
+    return SUITE_DIR in Path(path).parents
+
+
+def pytest_generate_tests(metafunc):
+    ids = clause_ids_of(metafunc.definition)
+    if not ids:
+        if _in_suite(metafunc.definition.path):
+            pytest.fail(f"{metafunc.definition.nodeid}: every conformance test needs @pytest.mark.clause(...)", pytrace=False)
+        return
+    clauses = registry.load_clauses()
+    unknown = [i for i in ids if i not in clauses]
+    if unknown:
+        pytest.fail(f"{metafunc.definition.nodeid}: unknown clause id(s) {unknown} (see conformance/clauses.toml)", pytrace=False)
+    config = metafunc.config
+    if "variant" in metafunc.fixturenames:
+        bound = [v for v in registry.VARIANTS if all(v in clauses[i].variants for i in ids)]
+        if not bound:
+            pytest.fail(f"{metafunc.definition.nodeid}: clauses {ids} bind no common variant", pytrace=False)
+        wanted = registry.VARIANTS if config.getoption("variant") == "both" else (config.getoption("variant"),)
+        params = [pytest.param(v, id=v) for v in bound if v in wanted] or [
+            pytest.param(None, id="no-variant", marks=pytest.mark.skip(
+                reason=f"clause(s) {ids} bind only {bound}; --variant={config.getoption('variant')}"))
+        ]
+        metafunc.parametrize("variant", params)
+    if "device" in metafunc.fixturenames:
+        wanted = DEVICES if config.getoption("device") == "all" else (config.getoption("device"),)
+        metafunc.parametrize("device", [pytest.param(d, id=d, marks=_device_marks(d)) for d in wanted])
+
+
+def _device_marks(device: str):
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            return [pytest.mark.skip(reason="CUDA is not available on this machine (torch.cuda.is_available() is False)")]
+    return []
+
+
+def pytest_collection_modifyitems(session, config, items):
+    conformance_items = [item for item in items if clause_ids_of(item)]
+    if not conformance_items:
+        return
+    tested = {cid for item in conformance_items for cid in clause_ids_of(item)}
+    config.stash[UNTESTED] = [cid for cid in registry.load_clauses() if cid not in tested]
+    _select_clauses(config, items)
+    impl = implementation(config)
+    try:
+        deviations = expectations.load_deviations(Path(config.getoption("expectations")))
+    except (OSError, ValueError, TypeError) as exc:
+        raise pytest.UsageError(f"--expectations: {exc}") from None
+    clauses = registry.load_clauses()
+    for item in items:
+        ids = clause_ids_of(item)
+        if ids:
+            _mark_verdict(item, ids, impl, deviations, clauses)
+
+
+def _select_clauses(config, items):
+    wanted = set(config.getoption("clause"))
+    if not wanted:
+        return
+    wanted |= {c.id for c in registry.load_clauses().values() if c.area in wanted}
+    keep = [item for item in items if wanted & set(clause_ids_of(item))]
+    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    items[:] = keep
+
+
+def _mark_verdict(item, ids, impl, deviations, clauses):
+    """Expected deviations become strict xfails; unclaimed capabilities become non-strict xfails."""
+    variant, device = item_param(item, "variant"), item_param(item, "device")
+    item.user_properties += [("clauses", list(ids)), ("variant", variant), ("device", device or "cpu")]
+    for deviation in deviations:
+        if deviation.matches(impl=impl.name, clauses=ids, variant=variant, device=device or "cpu", nodeid=item.nodeid):
+            item.add_marker(pytest.mark.xfail(reason=f"expected deviation: {deviation.reason}", strict=True))
+            item.user_properties.append(("expected", "expected_deviation"))
+            return
+    features = [f for i in ids for f in clauses[i].features]
+    unclaimed = impl.capabilities.unclaimed(variant=variant, device=device, features=features)
+    if unclaimed:
+        item.add_marker(pytest.mark.xfail(reason=f"unsupported: {impl.name} does not claim {', '.join(unclaimed)}", strict=False))
+        item.user_properties.append(("expected", "unsupported"))
+
+
+def pytest_report_header(config):
+    if config.getoption("impl") is None and IMPLEMENTATION not in config.stash:
+        return None
+    impl = implementation(config)
+    return f"conformance: --impl={impl.name} ({impl.module.__name__} {impl.version}), variant={config.getoption('variant')}, device={config.getoption('device')}"
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    untested = config.stash.get(UNTESTED, None)
+    if untested:
+        terminalreporter.section("clauses with no test")
+        terminalreporter.line(", ".join(untested))

@@ -1,0 +1,92 @@
+"""The clause registry: ``conformance/clauses.toml`` loaded into :class:`Clause` records.
+
+Every conformance test names the clause(s) it checks; this module is the single place that knows
+what a clause is. It imports neither pytest nor torch, so the report renderer can use it too.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+CLAUSES_PATH = Path(__file__).with_name("clauses.toml")
+
+VARIANTS = ("reentrant", "non_reentrant")
+LEVELS = ("MUST", "SHOULD", "MAY")
+TEXT_KINDS = ("quote", "paraphrase")
+
+
+class RegistryError(ValueError):
+    """The clause file is malformed."""
+
+
+@dataclass(frozen=True)
+class Clause:
+    id: str
+    area: str
+    title: str
+    level: str  # MUST | SHOULD | MAY
+    variants: tuple[str, ...]  # which variant(s) the clause binds
+    source: str  # "spec-sources/<file>" or "docstring:torch==<version>:<object>"
+    text: str  # the spec sentence the clause derives from
+    text_kind: str = "quote"  # "quote": verbatim from source; "paraphrase": our wording
+    features: tuple[str, ...] = ()  # optional capabilities the clause needs (see capabilities.py)
+    note: str = ""  # where observed torch behaviour and the docs differ, which one is checked and why
+
+    @property
+    def is_must(self) -> bool:
+        return self.level == "MUST"
+
+
+def _parse(entry: dict, areas: dict[str, str]) -> Clause:
+    try:
+        clause = Clause(
+            id=entry["id"],
+            area=entry["area"],
+            title=entry["title"],
+            level=entry["level"],
+            variants=tuple(entry["variants"]),
+            source=entry["source"],
+            text=entry["text"].strip(),
+            text_kind=entry.get("text_kind", "quote"),
+            features=tuple(entry.get("features", ())),
+            note=entry.get("note", "").strip(),
+        )
+    except KeyError as missing:
+        raise RegistryError(f"clause {entry.get('id', '?')!r} lacks field {missing}") from None
+    problems = [
+        f"unknown level {clause.level!r}" * (clause.level not in LEVELS),
+        f"unknown variant in {clause.variants!r}" * (not set(clause.variants) <= set(VARIANTS)),
+        "binds no variant" * (not clause.variants),
+        f"unknown area {clause.area!r}" * (clause.area not in areas),
+        f"unknown text_kind {clause.text_kind!r}" * (clause.text_kind not in TEXT_KINDS),
+    ]
+    problems = [p for p in problems if p]
+    if problems:
+        raise RegistryError(f"clause {clause.id!r}: {'; '.join(problems)}")
+    return clause
+
+
+@cache
+def load_areas(path: Path = CLAUSES_PATH) -> dict[str, str]:
+    """Area id -> human title, in file order."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    return {a["id"]: a["title"] for a in data.get("area", [])}
+
+
+@cache
+def load_clauses(path: Path = CLAUSES_PATH) -> dict[str, Clause]:
+    """Clause id -> Clause, in file order. Raises RegistryError on a malformed file."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    areas = {a["id"]: a["title"] for a in data.get("area", [])}
+    clauses: dict[str, Clause] = {}
+    for entry in data.get("clause", []):
+        clause = _parse(entry, areas)
+        if clause.id in clauses:
+            raise RegistryError(f"duplicate clause id {clause.id!r}")
+        clauses[clause.id] = clause
+    return clauses

@@ -1,0 +1,28 @@
+"""Fixtures every conformance test uses. ``variant`` and ``device`` are parametrized by the plugin."""
+
+import pytest
+import torch
+
+from conformance.binding import Checkpointer
+from conformance.plugin import implementation
+
+
+@pytest.fixture(scope="session")
+def impl(pytestconfig):
+    return implementation(pytestconfig)
+
+
+@pytest.fixture
+def ckpt(impl, variant) -> Checkpointer:
+    """The implementation under test bound to this test's variant (use_reentrant always explicit)."""
+    return Checkpointer(impl, variant)
+
+
+@pytest.fixture(autouse=True)
+def isolated_global_state():
+    """Each test starts from a known seed and grad mode, and may not leak global state to the next."""
+    rng = torch.get_rng_state()
+    torch.manual_seed(0)
+    with torch.enable_grad():
+        yield
+    torch.set_rng_state(rng)
