@@ -1,0 +1,1 @@
+"""Self-tests of the harness (not part of the conformance suite)."""
