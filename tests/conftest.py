@@ -1,1 +1,3 @@
-"""Self-tests of the harness (not part of the conformance suite)."""
+"""Self-tests of the harness (not part of the conformance suite): run with `pytest tests`."""
+
+pytest_plugins = ["pytester"]

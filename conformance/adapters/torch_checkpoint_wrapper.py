@@ -1,0 +1,54 @@
+"""torch's module wrapper: ``torch.distributed.algorithms._checkpoint.checkpoint_wrapper``.
+
+``checkpoint_wrapper(module, checkpoint_impl, **checkpoint_fn_kwargs)`` wraps a module so that each call
+runs through ``torch.utils.checkpoint.checkpoint``. ``CheckpointImpl.REENTRANT`` / ``NO_REENTRANT`` map to
+the two variants; the checkpoint keywords (preserve_rng_state, context_fn, determinism_check, debug,
+early_stop) go to the wrapper as ``checkpoint_fn_kwargs``, everything else to the wrapped forward. The
+function is wrapped in a fresh ``nn.Module`` per call. With REENTRANT the wrapper packs keyword arguments
+itself, so it accepts kwargs where ``checkpoint(use_reentrant=True)`` rejects them.
+"""
+
+from __future__ import annotations
+
+from conformance.adapters._support import (
+    TORCH_CHECKPOINT_KEYWORDS,
+    FunctionModule,
+    distribution_version,
+    no_checkpoint_sequential,
+    require,
+)
+from torch.utils.checkpoint import (  # noqa: F401  (torch's global switches and SAC apply to the wrapper too)
+    CheckpointError,
+    CheckpointPolicy,
+    GraphExecGroup,
+    create_selective_checkpoint_contexts,
+    set_checkpoint_debug_enabled,
+    set_checkpoint_early_stop,
+)
+
+__version__ = distribution_version("torch")
+NAME = "torch checkpoint_wrapper"
+
+CONFORMANCE_CAPABILITIES = {
+    "variants": ["reentrant", "non_reentrant"],
+    # no checkpoint_sequential (the wrapper has none) and no use_reentrant warning (CheckpointImpl is
+    # always explicit; the default is NO_REENTRANT).
+    "features": [
+        "preserve_rng_state", "kwargs", "context_fn", "determinism_check", "debug", "early_stop",
+        "selective_checkpointing", "graph_exec_group",
+    ],
+    "devices": ["cpu", "cuda"],
+}
+
+
+def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
+    wrappers = require("torch.distributed.algorithms._checkpoint.checkpoint_wrapper", "torch (with torch.distributed)")
+    impl = wrappers.CheckpointImpl.REENTRANT if use_reentrant else wrappers.CheckpointImpl.NO_REENTRANT
+    options = {name: kwargs.pop(name) for name in TORCH_CHECKPOINT_KEYWORDS if name in kwargs}
+    wrapped = wrappers.checkpoint_wrapper(
+        FunctionModule(function), checkpoint_impl=impl, preserve_rng_state=preserve_rng_state, **options
+    )
+    return wrapped(*args, **kwargs)
+
+
+checkpoint_sequential = no_checkpoint_sequential(NAME)

@@ -1,0 +1,50 @@
+"""torch's composable API: ``torch.distributed._composable.checkpoint(module, **kwargs)``.
+
+It registers forward hooks on a module that run torch's non-reentrant checkpoint generator around the
+module's forward (it raises NotImplementedError for ``use_reentrant=True``). The function is wrapped in a
+fresh ``nn.Module`` per call (the API may be applied to a module only once, and must not hook the
+caller's module); the checkpoint keywords go to ``checkpoint(module, ...)``, the rest to the forward.
+"""
+
+from __future__ import annotations
+
+from conformance.adapters._support import (
+    TORCH_CHECKPOINT_KEYWORDS,
+    FunctionModule,
+    distribution_version,
+    no_checkpoint_sequential,
+    require,
+)
+from torch.utils.checkpoint import (  # noqa: F401  (torch's global switches and SAC apply here too)
+    CheckpointError,
+    CheckpointPolicy,
+    GraphExecGroup,
+    create_selective_checkpoint_contexts,
+    set_checkpoint_debug_enabled,
+    set_checkpoint_early_stop,
+)
+
+__version__ = distribution_version("torch")
+NAME = "torch.distributed._composable.checkpoint"
+
+CONFORMANCE_CAPABILITIES = {
+    "variants": ["non_reentrant"],
+    "features": [
+        "preserve_rng_state", "kwargs", "context_fn", "determinism_check", "debug", "early_stop",
+        "selective_checkpointing", "graph_exec_group",
+    ],
+    "devices": ["cpu", "cuda"],
+}
+
+
+def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
+    composable = require("torch.distributed._composable", "torch (with torch.distributed)")
+    options = {name: kwargs.pop(name) for name in TORCH_CHECKPOINT_KEYWORDS if name in kwargs}
+    # use_reentrant goes to the API itself, which raises NotImplementedError for True.
+    module = composable.checkpoint(
+        FunctionModule(function), use_reentrant=bool(use_reentrant), preserve_rng_state=preserve_rng_state, **options
+    )
+    return module(*args, **kwargs)
+
+
+checkpoint_sequential = no_checkpoint_sequential(NAME)

@@ -1,0 +1,201 @@
+"""Property-based differential tests: random small models, nested arguments, segment counts and seeds;
+the checkpointed run must equal the un-checkpointed run from the same seed in what each clause promises.
+
+Generated values are seeded specs (fixtures/strategies.py), so a falsifying example shrinks to a minimal
+``Case(...)`` that is itself the reproducer; note() also prints a one-line command that re-runs it:
+
+    python -c "from fixtures.strategies import *; from conformance.suite.test_properties import reproduce; reproduce(...)"
+
+What is generated follows what each variant promises. Reentrant: only top-level tensors take part in
+autograd and keyword arguments are rejected, so tensors that require grad are top-level and there are no
+keyword arguments. Non-reentrant: nested tensors and keyword arguments take part too (their own tests).
+Pick the number of examples with --hypothesis-profile (conformance/hypothesis_profiles.py).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+import pytest
+import torch
+from hypothesis import event, given, note
+from hypothesis import strategies as st
+
+from conformance.assertions import assert_rng_stream_unchanged, assert_same_forward, assert_same_gradients
+from conformance.binding import Checkpointer, load_implementation
+from fixtures import strategies
+from fixtures.inputs import leaf
+from fixtures.strategies import Case, Region, SequentialCase, loss_of
+
+NEXT_DRAW = 5  # numbers drawn after backward to compare the RNG streams
+
+
+# --------------------------------------------------------------------------------------------- runs
+
+@dataclass
+class Run:
+    output: object
+    grads: dict  # name -> .grad of every input and parameter that requires grad (None if it got none)
+
+
+def run_region(case: Case, checkpoint=None, *, backward=True, inputs_where=lambda leaf: True, parameters=True) -> Run:
+    """One run of case from its seed: through checkpoint, or plain when checkpoint is None."""
+    model = case.model.build()
+    inputs = case.inputs.build(case.model.width)
+    region = Region(model, case.inputs.batch, case.model.width, case.outputs)
+    torch.manual_seed(case.seed)
+    output = region(*inputs.args, **inputs.kwargs) if checkpoint is None else checkpoint(region, *inputs.args, **inputs.kwargs)
+    grads = {}
+    if backward:
+        for _ in range(case.draws_between):
+            torch.rand(3)
+        loss_of(output).backward()
+        grads = {f"gradient of {b.path}": b.tensor.grad for b in inputs.grad_leaves() if inputs_where(b)}
+        if parameters:
+            grads.update({f"gradient of parameter {n}": p.grad for n, p in model.named_parameters()})
+    return Run(output, grads)
+
+
+def run_sequential(case: SequentialCase, sequential=None) -> Run:
+    """One checkpoint_sequential run of case from its seed, or the functions run in order when sequential is None."""
+    layers = case.model.layers()
+    functions = case.functions(layers)
+    x = leaf(case.batch, case.model.width, requires_grad=case.input_grad, seed=case.seed)
+    torch.manual_seed(case.seed)
+    if sequential is None:
+        output = x
+        for f in layers:
+            output = f(output)
+    else:
+        output = sequential(functions, case.segments, x)
+    loss_of(output).backward()
+    grads = {"gradient of the input": x.grad} if case.input_grad else {}
+    for i, layer in enumerate(layers):
+        grads.update({f"gradient of function {i} {n}": p.grad for n, p in layer.named_parameters()})
+    return Run(output, grads)
+
+
+def assert_same_grads(actual: Run, expected: Run):
+    assert list(actual.grads) == list(expected.grads)
+    assert_same_gradients(list(actual.grads.values()), list(expected.grads.values()), list(expected.grads))
+
+
+# ------------------------------------------------------------------------------------------- checks
+# Plain functions of (ckpt, case), so that reproduce() can re-run them outside pytest.
+
+def check_forward_value(ckpt: Checkpointer, case: Case):
+    expected = run_region(case, backward=False)
+    actual = run_region(case, ckpt.checkpoint, backward=False)
+    assert_same_forward(actual.output, expected.output)
+
+
+def check_gradients(ckpt: Checkpointer, case: Case):
+    expected = run_region(case)
+    actual = run_region(case, ckpt.checkpoint)
+    assert_same_grads(actual, expected)
+
+
+def check_rng_stream(ckpt: Checkpointer, case: Case):
+    run_region(case)
+    expected_next_draw = torch.rand(NEXT_DRAW)
+    run_region(case, ckpt.checkpoint)
+    assert_rng_stream_unchanged(expected_next_draw)
+
+
+def check_nested_gradients(ckpt: Checkpointer, case: Case):
+    nested = dict(inputs_where=lambda b: b.nested, parameters=False)  # the clause is about nested tensors only
+    expected = run_region(case, **nested)
+    actual = run_region(case, ckpt.checkpoint, **nested)
+    assert_same_grads(actual, expected)
+
+
+def check_keyword_gradients(ckpt: Checkpointer, case: Case):
+    keyword = dict(inputs_where=lambda b: b.keyword, parameters=False)  # the clause is about keyword arguments only
+    expected = run_region(case, **keyword)
+    actual = run_region(case, ckpt.checkpoint, **keyword)
+    assert_same_forward(actual.output, expected.output)
+    assert_same_grads(actual, expected)
+
+
+def check_sequential(ckpt: Checkpointer, case: SequentialCase):
+    expected = run_sequential(case)
+    actual = run_sequential(case, ckpt.sequential)
+    assert_same_forward(actual.output, expected.output)
+    assert_same_grads(actual, expected)
+
+
+def check_sequential_gradients(ckpt: Checkpointer, case: SequentialCase):
+    expected = run_sequential(case)
+    actual = run_sequential(case, ckpt.sequential)
+    assert_same_grads(actual, expected)
+
+
+def reproduce(impl: str, variant: str, check: str, case) -> None:
+    """Re-run one check outside pytest (the one-liner note() prints calls this); raises on failure."""
+    globals()[check](Checkpointer(load_implementation(impl), variant), case)
+    print(f"{check} passed")
+
+
+def explain(ckpt: Checkpointer, check, case) -> None:
+    """Print (on failure only) a one-line reproducer, and count the kinds of examples for statistics."""
+    call = f"reproduce({ckpt.impl.name!r}, {ckpt.variant!r}, {check.__name__!r}, {case!r})"
+    code = f"from fixtures.strategies import *; from conformance.suite.test_properties import reproduce; {call}"
+    note(f"reproduce with: python -c {shlex.quote(code)}")
+    model = case.model
+    event(f"depth={model.depth}, dropout={model.dropout}")
+    if isinstance(case, SequentialCase):
+        event(f"segments={case.segments} of {model.n_layers()} functions")
+    else:
+        event(f"nesting depth={case.inputs.nesting_depth()}, keyword arguments={len(case.inputs.kwargs)}")
+    check(ckpt, case)
+
+
+# -------------------------------------------------------------------------------------------- tests
+
+@pytest.mark.clause("api.forward-value")
+@given(case=strategies.cases())
+def test_forward_value_equals_the_functions(ckpt, case):
+    explain(ckpt, check_forward_value, case)
+
+
+@pytest.mark.clause("api.same-gradients")
+@given(case=strategies.cases())
+def test_gradients_equal_the_uncheckpointed_run(ckpt, case):
+    explain(ckpt, check_gradients, case)
+
+
+@pytest.mark.clause("rng.same-gradients")
+@given(case=strategies.cases(dropout=strategies.dropouts))
+def test_dropout_gradients_equal_the_uncheckpointed_run(ckpt, case):
+    explain(ckpt, check_gradients, case)
+
+
+@pytest.mark.clause("rng.draws-between-passes")
+@given(case=strategies.cases(dropout=strategies.dropouts, draws_between=st.integers(1, 3)))
+def test_draws_between_passes_do_not_change_gradients(ckpt, case):
+    explain(ckpt, check_gradients, case)
+
+
+@pytest.mark.clause("rng.stream-restored")
+@given(case=strategies.cases(dropout=strategies.dropouts))
+def test_rng_stream_after_backward_is_the_uncheckpointed_runs(ckpt, case):
+    explain(ckpt, check_rng_stream, case)
+
+
+@pytest.mark.clause("nested.non-reentrant-participates")
+@given(case=strategies.cases(strategies.nested_inputs()))
+def test_nested_tensors_get_the_uncheckpointed_gradients(ckpt, case):
+    explain(ckpt, check_nested_gradients, case)
+
+
+@pytest.mark.clause("sequential.same-results")
+@given(case=strategies.sequential_cases(input_grad=st.just(True)))
+def test_sequential_equals_running_the_functions_in_order(ckpt, case):
+    explain(ckpt, check_sequential, case)
+
+
+@pytest.mark.clause("rng.same-gradients")
+@given(case=strategies.sequential_cases(dropout=strategies.dropouts, input_grad=st.just(True)))
+def test_sequential_dropout_gradients_equal_the_uncheckpointed_run(ckpt, case):
+    explain(ckpt, check_sequential_gradients, case)

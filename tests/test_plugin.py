@@ -1,0 +1,203 @@
+"""The plugin's options, its errors, clause checks, verdict marks and the results file."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conformance.results import read_results
+
+REPO = Path(__file__).resolve().parents[1]
+
+# A tiny conformance test file: one clause binding both variants, one binding only reentrant.
+SAMPLE_TESTS = """
+import pytest
+
+@pytest.mark.clause("api.forward-value")
+def test_both(ckpt):
+    assert ckpt.checkpoint(lambda t: t * 2, __import__("torch").ones(2)).tolist() == [2.0, 2.0]
+
+@pytest.mark.clause("gradapi.reentrant-rejects-grad")
+def test_reentrant_only(ckpt):
+    assert ckpt.use_reentrant
+"""
+
+
+def run_pytest(*args):
+    """pytest in a fresh process from the repo root, as a user would type it."""
+    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def inner(pytester, *args):
+    """pytest in a subprocess inside the pytester directory (torch cannot be re-imported in-process),
+    with the plugin loaded as a source checkout loads it."""
+    return pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:cacheprovider", *args, timeout=300)
+
+
+@pytest.fixture
+def suite(pytester, monkeypatch):
+    """A pytester directory laid out as the plugin's suite: its conftest, and the plugin told where it is."""
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    suite_dir = pytester.mkpydir("suite")
+    (suite_dir / "conftest.py").write_text((REPO / "conformance/suite/conftest.py").read_text())
+    pytester.makeconftest("""
+        from pathlib import Path
+        import conformance.plugin
+        conformance.plugin.SUITE_DIR = Path(__file__).parent / "suite"
+    """)
+    return suite_dir
+
+
+def write_module(directory, name, source):
+    path = Path(directory) / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+@pytest.mark.parametrize(
+    "option, expected",
+    [
+        ("--impl=does.not.exist", "cannot import module 'does.not.exist'"),
+        ("--impl=json", "lacks checkpoint, checkpoint_sequential"),
+        ("--clause=no.such", "unknown clause"),
+    ],
+)
+def test_bad_input_is_a_one_line_usage_error(option, expected):
+    result = run_pytest(option, "--collect-only", "-q")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1 and expected in errors[0], result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("option", ["--variant=sideways", "--device=tpu"])
+def test_unknown_variant_or_device_is_a_usage_error(option):
+    result = run_pytest(option, "--collect-only", "-q")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "invalid choice" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_variant_parametrization_follows_the_clause(pytester, suite):
+    write_module(suite, "test_sample", SAMPLE_TESTS)
+    result = inner(pytester, "--impl=torch.utils.checkpoint", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*test_both[[]reentrant[]]", "*test_both[[]non_reentrant[]]", "*test_reentrant_only[[]reentrant[]]"])
+    assert "test_reentrant_only[non_reentrant]" not in result.stdout.str()
+
+
+def test_deselected_variant_skips_with_a_reason(pytester, suite):
+    write_module(suite, "test_sample", SAMPLE_TESTS)
+    result = inner(pytester, "--impl=torch.utils.checkpoint", "--variant=non_reentrant", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*bind only*reentrant*; --variant=non_reentrant"])
+
+
+def test_unknown_clause_id_fails_collection(pytester, suite):
+    write_module(suite, "test_bad", """
+        import pytest
+        @pytest.mark.clause("no.such-clause")
+        def test_x(ckpt): pass
+    """)
+    result = inner(pytester, "--impl=torch.utils.checkpoint")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*unknown clause id(s)*no.such-clause*"])
+
+
+def test_suite_test_without_clause_fails_collection(pytester, suite):
+    write_module(suite, "test_unmarked", "def test_x(): pass\n")
+    result = inner(pytester, "--impl=torch.utils.checkpoint")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*every conformance test needs @pytest.mark.clause*"])
+
+
+def test_clause_option_selects_by_clause_and_area(pytester, suite):
+    write_module(suite, "test_sample", SAMPLE_TESTS)
+    by_clause = inner(pytester, "--impl=torch.utils.checkpoint", "--clause=api.forward-value")
+    by_clause.assert_outcomes(passed=2, deselected=1)
+    by_area = inner(pytester, "--impl=torch.utils.checkpoint", "--clause=gradapi")
+    by_area.assert_outcomes(passed=1, deselected=2)
+
+
+def test_untested_clauses_are_listed_in_the_summary(pytester, suite):
+    write_module(suite, "test_sample", SAMPLE_TESTS)
+    result = inner(pytester, "--impl=torch.utils.checkpoint")
+    result.stdout.fnmatch_lines(["*clauses with no test*", "*api.same-gradients*"])
+    assert "api.forward-value," not in result.stdout.str().split("clauses with no test")[1]
+
+
+def test_results_file_has_header_and_one_record_per_test(pytester, suite, tmp_path):
+    write_module(suite, "test_sample", SAMPLE_TESTS)
+    out = tmp_path / "out" / "torch.json"
+    inner(pytester, "--impl=torch.utils.checkpoint", f"--results={out}").assert_outcomes(passed=3)
+    results = read_results(out)
+    for key in ("implementation", "implementation_version", "torch", "python", "device", "harness", "hypothesis"):
+        assert key in results.header, key
+    assert results.header["implementation"] == "torch.utils.checkpoint"
+    assert sorted((r.variant, r.outcome) for r in results.records) == [
+        ("non_reentrant", "pass"), ("reentrant", "pass"), ("reentrant", "pass")]
+    assert {tuple(r.clauses) for r in results.records} == {("api.forward-value",), ("gradapi.reentrant-rejects-grad",)}
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".")] == [], "a temporary file was left"
+    events = [json.loads(line)["event"] for line in out.with_suffix(".jsonl").read_text().splitlines()]
+    assert events == ["start", "record"] * 3
+
+
+def _impl_module(directory, name, capabilities=None, broken=False):
+    body = "from torch.utils.checkpoint import checkpoint_sequential, CheckpointError\n"
+    body += "from torch.utils.checkpoint import checkpoint as _checkpoint\n"
+    body += f"CONFORMANCE_CAPABILITIES = {capabilities!r}\n" if capabilities else ""
+    body += "def checkpoint(fn, *args, **kwargs):\n"
+    body += "    out = _checkpoint(fn, *args, **kwargs)\n"
+    body += "    return out + 1 if {} else out\n".format(broken)
+    write_module(directory, name, body)
+
+
+def test_unclaimed_variant_is_unsupported_not_failed(pytester, suite, tmp_path):
+    write_module(suite, "test_sample", SAMPLE_TESTS)
+    _impl_module(pytester.path, "nr_only", {"variants": ["non_reentrant"]}, broken=True)
+    out = tmp_path / "r.json"
+    inner(pytester, "--impl=nr_only", f"--results={out}")
+    outcomes = {(r.nodeid.split("::")[1], r.outcome) for r in read_results(out).records}
+    # broken everywhere: the claimed variant fails, the unclaimed one is "unsupported";
+    # the reentrant-only test passes although unclaimed: "unclaimed but working".
+    assert outcomes == {("test_both[non_reentrant]", "fail"), ("test_both[reentrant]", "unsupported"),
+                        ("test_reentrant_only[reentrant]", "unclaimed_pass")}
+
+
+def test_declared_deviation_is_expected_and_a_vanished_one_fails(pytester, suite, tmp_path):
+    write_module(suite, "test_sample", SAMPLE_TESTS)
+    _impl_module(pytester.path, "off_by_one", broken=True)
+    expectations = tmp_path / "expectations.toml"
+    expectations.write_text(textwrap.dedent("""
+        [[deviation]]
+        impl = "off_by_one"
+        clause = "api.forward-value"
+        variant = "reentrant"
+        reason = "adds one"
+        [[deviation]]
+        impl = "off_by_one"
+        clause = "gradapi.reentrant-rejects-grad"
+        reason = "claimed wrongly: this test passes"
+    """))
+    out = tmp_path / "r.json"
+    inner(pytester, "--impl=off_by_one", f"--expectations={expectations}", f"--results={out}")
+    records = {r.nodeid.split("::")[1]: r for r in read_results(out).records}
+    assert records["test_both[reentrant]"].outcome == "expected_deviation"
+    assert records["test_both[non_reentrant]"].outcome == "fail"
+    assert records["test_reentrant_only[reentrant]"].outcome == "fail"
+    assert "expected deviation did not occur" in records["test_reentrant_only[reentrant]"].message
+
+
+def test_cuda_tests_skip_with_a_reason_without_cuda(pytester, suite):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the skip path cannot be observed here")
+    write_module(suite, "test_dev", """
+        import pytest
+        @pytest.mark.clause("rng.device-states")
+        def test_x(ckpt, device): pass
+    """)
+    result = inner(pytester, "--impl=torch.utils.checkpoint", "--variant=reentrant", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*CUDA is not available*"])
