@@ -1,0 +1,84 @@
+"""Early stop of the recomputation (clauses earlystop.*).
+
+AfterLastSave counts how often the code after its last saving op runs: once (the forward) when
+the recompute stops early, twice when the recompute runs the whole function.
+"""
+
+import pytest
+
+from conformance.assertions import assert_same_gradients
+from fixtures.functions import AfterLastSave, SavesNothing
+from fixtures.inputs import twin_leaves
+
+FORWARD_ONLY, WHOLE_RECOMPUTE = 1, 2
+
+
+def checkpointed_run(ckpt, function_class, **kwargs):
+    """Checkpoint a fresh function_class(), backward, check the gradient; return the function."""
+    fn = function_class()
+    x, reference = twin_leaves()
+    ckpt.checkpoint(fn, x, **kwargs).sum().backward()
+    function_class()(reference).sum().backward()
+    assert_same_gradients(x.grad, reference.grad, ["input gradient"])
+    return fn
+
+
+def assert_ran_to_end(fn, expected, why):
+    assert fn.ran_to_end == expected, (
+        f"the code after the function's last saving op ran {fn.ran_to_end} times, expected {expected}: {why}"
+    )
+
+
+@pytest.mark.clause("earlystop.default-stops")
+def test_recompute_stops_after_last_needed_tensor(ckpt):
+    fn = checkpointed_run(ckpt, AfterLastSave)
+    assert_ran_to_end(fn, FORWARD_ONLY, "with early stop (the default) the recompute stops once exp is recomputed")
+
+
+@pytest.mark.clause("earlystop.default-stops")
+def test_nothing_needed_means_nothing_recomputed(ckpt):
+    fn = checkpointed_run(ckpt, SavesNothing)
+    assert_ran_to_end(fn, FORWARD_ONLY, "the function saves no tensor, so the recompute has nothing to compute")
+
+
+@pytest.mark.clause("earlystop.keyword-disables")
+def test_early_stop_false_recomputes_whole_function(ckpt):
+    fn = checkpointed_run(ckpt, AfterLastSave, early_stop=False)
+    assert_ran_to_end(fn, WHOLE_RECOMPUTE, "early_stop=False recomputes the function to its end")
+
+
+@pytest.mark.clause("earlystop.context-manager-disables")
+def test_context_manager_at_forward_disables_early_stop(ckpt):
+    fn = AfterLastSave()
+    x, reference = twin_leaves()
+    with ckpt.set_checkpoint_early_stop(False):
+        out = ckpt.checkpoint(fn, x)
+    out.sum().backward()  # outside the manager: the docs say it need not be active during backward
+    AfterLastSave()(reference).sum().backward()
+    assert_same_gradients(x.grad, reference.grad, ["input gradient"])
+    assert_ran_to_end(fn, WHOLE_RECOMPUTE, "set_checkpoint_early_stop(False) was active during the forward")
+
+
+@pytest.mark.clause("earlystop.context-manager-overrides")
+@pytest.mark.parametrize("manager, argument", [(False, True), (True, False)], ids=["manager-off", "manager-on"])
+def test_context_manager_overrides_argument(ckpt, manager, argument):
+    fn = AfterLastSave()
+    x, _ = twin_leaves()
+    with ckpt.set_checkpoint_early_stop(manager):
+        out = ckpt.checkpoint(fn, x, early_stop=argument)
+    out.sum().backward()
+    expected = FORWARD_ONLY if manager else WHOLE_RECOMPUTE
+    assert_ran_to_end(fn, expected, f"set_checkpoint_early_stop({manager}) overrides early_stop={argument}")
+
+
+@pytest.mark.clause("earlystop.reentrant-recomputes-all")
+def test_reentrant_recomputes_whole_function(ckpt):
+    fn = checkpointed_run(ckpt, AfterLastSave)
+    assert_ran_to_end(fn, WHOLE_RECOMPUTE, "reentrant checkpoint always recomputes the function in its entirety")
+
+
+@pytest.mark.clause("earlystop.reentrant-ignores-keyword")
+@pytest.mark.parametrize("early_stop", [True, False])
+def test_reentrant_ignores_early_stop_argument(ckpt, early_stop):
+    fn = checkpointed_run(ckpt, AfterLastSave, early_stop=early_stop)
+    assert_ran_to_end(fn, WHOLE_RECOMPUTE, f"early_stop={early_stop} is ignored by the reentrant variant")

@@ -1,0 +1,115 @@
+"""The checkpointed region does not keep its activations alive (clauses memory.*).
+
+On any device: what the autograd graph packs (an ambient saved_tensors_hooks sees it) and whether
+intermediates are still alive (weak references). On CUDA: the caching allocator's statistics.
+Each probe is first shown to see the intermediates of the un-checkpointed run.
+"""
+
+import gc
+import weakref
+
+import pytest
+import torch
+from torch import nn
+
+from conformance.assertions import assert_same_gradients
+from fixtures.inputs import leaf, twin_leaves
+from fixtures.models import seeded, twins
+from fixtures.probes import packed_tensors, shares_storage
+
+
+def sin_chain(x, y, keep=None):
+    """Four sins; each one's input is saved for backward. keep collects weakrefs to the intermediates."""
+    a = (x * y).sin()
+    b = a.sin()
+    c = b.sin()
+    if keep is not None:
+        keep += [weakref.ref(t) for t in (a, b, c)]
+    return c.sin()
+
+
+@pytest.mark.clause("memory.only-inputs-saved")
+def test_graph_saves_only_the_inputs(ckpt):
+    x, y = leaf(seed=1), leaf(seed=2)
+    with packed_tensors() as uncheckpointed:
+        sin_chain(x, y)
+    assert any(not shares_storage(t, x) and not shares_storage(t, y) for t in uncheckpointed), (
+        "probe check: the un-checkpointed run should pack intermediates"
+    )
+    with packed_tensors() as packed:
+        out = ckpt.checkpoint(sin_chain, x, y)
+    intermediates = [tuple(t.shape) for t in packed if not shares_storage(t, x) and not shares_storage(t, y)]
+    assert not intermediates, f"the autograd graph saved {len(intermediates)} tensors produced inside the function"
+    out.sum().backward()  # and the region still backpropagates
+
+
+@pytest.mark.clause("memory.intermediates-freed")
+def test_intermediates_are_freed_after_forward(ckpt):
+    (x, x_ref), (y, y_ref) = twin_leaves(seed=1), twin_leaves(seed=2)
+    reference_refs = []
+    expected = sin_chain(x_ref, y_ref, reference_refs)
+    gc.collect()
+    assert all(r() is not None for r in reference_refs), "probe check: the un-checkpointed run keeps its intermediates"
+
+    forward_refs = []
+    first_call = []
+
+    def fn(x, y):
+        # Only the forward's intermediates are watched, not the recompute's.
+        keep = forward_refs if not first_call else None
+        first_call.append(True)
+        return sin_chain(x, y, keep)
+
+    out = ckpt.checkpoint(fn, x, y)
+    gc.collect()
+    alive = [i for i, r in enumerate(forward_refs) if r() is not None]
+    assert not alive, f"intermediates {alive} (of {len(forward_refs)}) are still alive after the checkpointed forward"
+    out.sum().backward()
+    expected.sum().backward()
+    assert_same_gradients([x.grad, y.grad], [x_ref.grad, y_ref.grad], ["x gradient", "y gradient"])
+
+
+def block_stack(device, blocks=8, width=1024):
+    return seeded(lambda: nn.Sequential(*[
+        nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width))
+        for _ in range(blocks)
+    ])).to(device)
+
+
+def cuda_memory_of(run, model, x):
+    """(bytes held between forward and backward, peak bytes) above what was allocated before."""
+    # Warm up first, so one-off allocations (cuBLAS workspaces, ...) fall outside the measurement.
+    run(model, x).sum().backward()
+    model.zero_grad(set_to_none=True)
+    x.grad = None
+    gc.collect()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    out = run(model, x)
+    held = torch.cuda.memory_allocated() - before
+    out.sum().backward()
+    torch.cuda.synchronize()
+    return held, torch.cuda.max_memory_allocated() - before
+
+
+@pytest.mark.clause("memory.peak-below-uncheckpointed")
+def test_checkpointed_stack_uses_less_cuda_memory(ckpt, device):
+    if device != "cuda":
+        pytest.skip("allocator memory is measured on CUDA; on CPU memory.only-inputs-saved and "
+                    "memory.intermediates-freed check the same promise")
+    model, reference = twins(block_stack(device))
+    x, x_ref = twin_leaves(1024, 1024, device=device)
+
+    def plain(model, x):
+        return model(x)
+
+    def checkpointed(model, x):
+        for block in model:
+            x = ckpt.checkpoint(block, x)
+        return x
+
+    plain_held, plain_peak = cuda_memory_of(plain, reference, x_ref)
+    held, peak = cuda_memory_of(checkpointed, model, x)
+    assert held < plain_held, f"after forward the checkpointed stack holds {held} bytes, without checkpointing {plain_held}"
+    assert peak < plain_peak, f"the checkpointed stack peaks at {peak} bytes, without checkpointing {plain_peak}"

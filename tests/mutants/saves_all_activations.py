@@ -1,0 +1,17 @@
+"""No checkpointing at all: the function runs once and autograd keeps every activation."""
+
+import torch
+
+from tests.mutants._full_surface import *  # noqa: F403
+
+# The CUDA peak-memory clause is observable only where CUDA is present.
+TARGET_CLAUSES = ["memory.only-inputs-saved", "memory.intermediates-freed", "recompute.once-per-backward"] + (
+    ["memory.peak-below-uncheckpointed"] if torch.cuda.is_available() else []
+)
+BREAKS = "keeps the region's activations alive (plain call) and never recomputes"
+
+
+def checkpoint(function, *args, use_reentrant=None, **kwargs):
+    for accepted in ("preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop"):
+        kwargs.pop(accepted, None)
+    return function(*args, **kwargs)
