@@ -88,12 +88,7 @@ def pytest_generate_tests(metafunc):
         bound = [v for v in registry.VARIANTS if all(v in clauses[i].variants for i in ids)]
         if not bound:
             pytest.fail(f"{metafunc.definition.nodeid}: clauses {ids} bind no common variant", pytrace=False)
-        wanted = registry.VARIANTS if config.getoption("variant") == "both" else (config.getoption("variant"),)
-        params = [pytest.param(v, id=v) for v in bound if v in wanted] or [
-            pytest.param(None, id="no-variant", marks=pytest.mark.skip(
-                reason=f"clause(s) {ids} bind only {bound}; --variant={config.getoption('variant')}"))
-        ]
-        metafunc.parametrize("variant", params)
+        metafunc.parametrize("variant", bound)  # --variant deselects the others after collection
     if "device" in metafunc.fixturenames:
         wanted = DEVICES if config.getoption("device") == "all" else (config.getoption("device"),)
         metafunc.parametrize("device", [pytest.param(d, id=d, marks=_device_marks(d)) for d in wanted])
@@ -114,7 +109,7 @@ def pytest_collection_modifyitems(session, config, items):
         return
     tested = {cid for item in conformance_items for cid in clause_ids_of(item)}
     config.stash[UNTESTED] = [cid for cid in registry.load_clauses() if cid not in tested]
-    _select_clauses(config, items)
+    _select(config, items)
     impl = implementation(config)
     try:
         deviations = expectations.load_deviations(Path(config.getoption("expectations")))
@@ -127,14 +122,22 @@ def pytest_collection_modifyitems(session, config, items):
             _mark_verdict(item, ids, impl, deviations, clauses)
 
 
-def _select_clauses(config, items):
-    wanted = set(config.getoption("clause"))
-    if not wanted:
-        return
-    wanted |= {c.id for c in registry.load_clauses().values() if c.area in wanted}
-    keep = [item for item in items if wanted & set(clause_ids_of(item))]
-    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
-    items[:] = keep
+def _select(config, items):
+    """Deselect the tests --clause and --variant leave out (a run binds only what it asks for)."""
+    clauses = set(config.getoption("clause"))
+    clauses |= {c.id for c in registry.load_clauses().values() if c.area in clauses}
+    variant = config.getoption("variant")
+
+    def wanted(item):
+        ids = clause_ids_of(item)
+        if not ids:
+            return True
+        return (not clauses or bool(clauses & set(ids))) and variant in ("both", item_param(item, "variant"))
+
+    keep = [item for item in items if wanted(item)]
+    if len(keep) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if not wanted(item)])
+        items[:] = keep
 
 
 def _mark_verdict(item, ids, impl, deviations, clauses):

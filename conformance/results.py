@@ -7,7 +7,8 @@ File format (JSON)::
 
     {"schema": 1,
      "header": {"implementation", "implementation_version", "torch", "python", "platform",
-                "device", "variant", "harness", "hypothesis", "started", "finished", "exit"},
+                "device", "variant", "harness", "hypothesis", "started", "finished", "exit",
+                "supervisor" (only from ``python -m conformance run``: attempts, limits, log)},
      "records": [{"nodeid", "clauses": [...], "variant", "device", "outcome", "message",
                   "duration"}, ...]}
 
@@ -76,6 +77,7 @@ def write_atomically(path: str | os.PathLike, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private; give it an ordinary file's mode
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
@@ -84,6 +86,15 @@ def write_atomically(path: str | os.PathLike, text: str) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _read_umask() -> int:
+    mask = os.umask(0)  # the only way to read it is to set it: do it once, at import, before any thread
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
 
 
 def write_results(path: str | os.PathLike, results: Results) -> None:

@@ -1,0 +1,35 @@
+"""The HTML compatibility report: results files in, one self-contained static page out.
+
+Knows nothing about pytest: it reads results files (conformance/results.py) and the clause registry
+(conformance/registry.py) only. ``python -m conformance report`` is its command line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.report.diff import compare
+from conformance.report.model import build
+from conformance.report.render import render_page
+from conformance.results import read_results, write_atomically
+
+__all__ = ["build", "compare", "render_page", "write_report"]
+
+
+def write_report(paths, output, *, baseline=(), title: str = "Activation checkpointing conformance") -> Path:
+    """Render the results files ``paths`` (and, if given, the changes since ``baseline`` files) to ``output``."""
+    matrix = build(_load(paths))
+    diff = compare(build(_load(baseline)), matrix) if baseline else None
+    html = render_page(matrix, diff, title=title, baseline_sources=[Path(p).name for p in baseline])
+    write_atomically(output, html)
+    return Path(output)
+
+
+def _load(paths):
+    loaded = []
+    for path in paths:
+        try:
+            loaded.append((Path(path).name, read_results(path)))
+        except (KeyError, TypeError, ValueError) as exc:  # JSONDecodeError is a ValueError
+            raise ValueError(f"{path}: not a conformance results file ({type(exc).__name__}: {exc})") from None
+    return loaded

@@ -1,0 +1,197 @@
+"""What the report shows, computed from results files and the clause registry (no pytest, no HTML).
+
+A *column* is one (implementation, variant, device); a *cell* is one clause in one column, with the
+verdict aggregated from the records of that clause's tests there: the worst outcome wins (see
+SEVERITY), so a cell is ``pass`` only when every test of the clause passed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from conformance.registry import VARIANTS, Clause, load_areas, load_clauses
+from conformance.results import Record, Results
+
+# Record outcomes, worst first: a cell takes the first one any of its records has.
+SEVERITY = ("fail", "crash", "timeout", "error", "unsupported", "expected_deviation", "skip", "unclaimed_pass", "pass")
+NA = "n/a"  # the clause does not bind the column's variant
+NOT_RUN = "not_run"  # the clause binds it, but no test of it ran there
+
+# Verdicts that count for the conformance percentage (MUST clauses only); only "pass" conforms.
+# Left out: skip (not applicable on that machine), unsupported / unclaimed_pass (the implementation
+# does not claim a capability the clause needs), n/a and not_run.
+APPLICABLE = ("pass", "fail", "expected_deviation", "crash", "timeout", "error")
+# Verdicts whose records the page spells out (messages and test ids).
+EXPLAINED = ("fail", "crash", "timeout", "error", "expected_deviation", "unsupported")
+
+DEVICE_ORDER = ("cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class Column:
+    implementation: str
+    variant: str
+    device: str
+
+    def sort_key(self, implementations: list[str]):
+        return (implementations.index(self.implementation), _index(VARIANTS, self.variant),
+                _index(DEVICE_ORDER, self.device), self.variant, self.device)
+
+
+@dataclass
+class Cell:
+    verdict: str
+    records: list[Record] = field(default_factory=list)
+
+    @property
+    def counts(self) -> list[tuple[str, int]]:
+        """(outcome, number of tests), worst first."""
+        counts = Counter(r.outcome for r in self.records)
+        return [(o, counts[o]) for o in SEVERITY if counts[o]]
+
+    @property
+    def explained(self) -> list[Record]:
+        return [r for r in self.records if r.outcome in EXPLAINED]
+
+
+@dataclass
+class Row:
+    clause: Clause
+    cells: dict[Column, Cell]
+
+    @property
+    def tested(self) -> bool:
+        return any(c.verdict not in (NA, NOT_RUN) for c in self.cells.values())
+
+
+@dataclass
+class Area:
+    id: str
+    title: str
+    rows: list[Row]
+
+
+@dataclass
+class Score:
+    conforming: int = 0
+    applicable: int = 0
+
+    @property
+    def percent(self) -> float | None:
+        return 100.0 * self.conforming / self.applicable if self.applicable else None
+
+
+@dataclass
+class Run:
+    """One results file: where it came from, its environment header, the columns it fed."""
+
+    source: str
+    header: dict
+    columns: list[Column]
+    tests: int
+
+
+@dataclass
+class Matrix:
+    columns: list[Column]
+    areas: list[Area]
+    runs: list[Run]
+
+    @property
+    def rows(self) -> list[Row]:
+        return [row for area in self.areas for row in area.rows]
+
+    @property
+    def implementations(self) -> list[str]:
+        return list(dict.fromkeys(c.implementation for c in self.columns))
+
+    def __post_init__(self):
+        self._rows = {row.clause.id: row for row in self.rows}
+
+    def cell(self, clause_id: str, column: Column) -> Cell | None:
+        row = self._rows.get(clause_id)
+        return row.cells.get(column) if row else None
+
+    def column_score(self, column: Column) -> Score:
+        score = Score()
+        for row in self.rows:
+            verdict = row.cells[column].verdict
+            if row.clause.is_must and verdict in APPLICABLE:
+                score.applicable += 1
+                score.conforming += verdict == "pass"
+        return score
+
+    def implementation_score(self, implementation: str) -> Score:
+        """Per MUST clause: applicable if applicable in any of the implementation's columns,
+        conforming if it passes in every column where it is applicable."""
+        score = Score()
+        columns = [c for c in self.columns if c.implementation == implementation]
+        for row in self.rows:
+            verdicts = [row.cells[c].verdict for c in columns if row.cells[c].verdict in APPLICABLE]
+            if row.clause.is_must and verdicts:
+                score.applicable += 1
+                score.conforming += all(v == "pass" for v in verdicts)
+        return score
+
+    def totals(self, implementation: str) -> list[tuple[str, int]]:
+        """How many cells of the implementation have each verdict, worst first (rows no run tested left out)."""
+        counts = Counter(row.cells[c].verdict for row in self.rows if row.tested
+                         for c in self.columns if c.implementation == implementation)
+        return [(v, counts[v]) for v in (*SEVERITY, NOT_RUN, NA) if counts[v]]
+
+
+def worst(outcomes) -> str:
+    outcomes = set(outcomes)
+    return next(o for o in SEVERITY if o in outcomes)
+
+
+def build(results: list[tuple[str, Results]], clauses: dict[str, Clause] | None = None,
+          areas: dict[str, str] | None = None) -> Matrix:
+    """The matrix of the registry's clauses (plus any unknown ids the results name) × the columns
+    the results cover. ``results`` is [(source name, Results)]."""
+    clauses = dict(load_clauses() if clauses is None else clauses)
+    areas = dict(load_areas() if areas is None else areas)
+    runs, grouped = [], {}  # grouped: (clause id, Column) -> records
+    for source, result in results:
+        header = result.header
+        implementation = str(header.get("implementation", source))
+        run_columns: dict[Column, None] = {}
+        for record in result.records:
+            if record.variant is None:  # "no-variant": the clause does not bind the run's variant
+                continue
+            device = header.get("device") if header.get("device") in DEVICE_ORDER else (record.device or "cpu")
+            column = Column(implementation, record.variant, device)
+            run_columns[column] = None
+            for clause_id in record.clauses:
+                grouped.setdefault((clause_id, column), []).append(record)
+                if clause_id not in clauses:
+                    clauses[clause_id] = _unregistered(clause_id)
+                    areas.setdefault("unregistered", "Clause ids the results name but this harness's clauses.toml lacks")
+        runs.append(Run(source, header, list(run_columns), len(result.records)))
+    implementations = list(dict.fromkeys(str(r.header.get("implementation", r.source)) for r in runs))
+    columns = sorted({c for run in runs for c in run.columns}, key=lambda c: c.sort_key(implementations))
+    matrix_areas = []
+    for area_id, title in areas.items():
+        rows = []
+        for clause in (c for c in clauses.values() if c.area == area_id):
+            cells = {}
+            for column in columns:
+                records = grouped.get((clause.id, column), [])
+                if column.variant not in clause.variants:
+                    cells[column] = Cell(NA, records)
+                else:
+                    cells[column] = Cell(worst(r.outcome for r in records) if records else NOT_RUN, records)
+            rows.append(Row(clause, cells))
+        if rows:
+            matrix_areas.append(Area(area_id, title, rows))
+    return Matrix(columns, matrix_areas, runs)
+
+
+def _unregistered(clause_id: str) -> Clause:
+    return Clause(id=clause_id, area="unregistered", title="(not in this harness's clause registry)", level="?",
+                  variants=VARIANTS, source="", text="", text_kind="paraphrase")
+
+
+def _index(order, value) -> int:
+    return order.index(value) if value in order else len(order)

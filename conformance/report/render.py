@@ -1,0 +1,102 @@
+"""Renders a :class:`~conformance.report.model.Matrix` (and a baseline diff) as one self-contained
+HTML page: inline CSS, no script, no external resource. Jinja2 autoescapes every value, so text from
+results files (implementation messages, test ids) can only ever appear as text."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import jinja2
+
+import conformance
+from conformance.report.diff import Diff
+from conformance.report.model import NA, NOT_RUN, SEVERITY, Cell, Column, Matrix
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+# verdict -> (symbol, label, what it means). Symbols are in DejaVu Sans, so they render without emoji fonts.
+LOOK = {
+    "pass": ("✓", "pass", "every test of the clause passed"),
+    "fail": ("✗", "fail", "a test found the implementation violating the clause (or a declared deviation stopped happening)"),
+    "crash": ("☠", "crash", "the test process died during a test of the clause"),
+    "timeout": ("◷", "timeout", "a test did not finish within the per-test limit, or the whole-run bound expired before it ran"),
+    "error": ("⚠", "error", "a test could not run (fixture or setup failure: a harness or adapter problem)"),
+    "unsupported": ("⊘", "unsupported", "the implementation does not claim what the test needs, and it failed"),
+    "expected_deviation": ("≈", "deviation", "a known deviation declared in expectations.toml happened"),
+    "skip": ("–", "skipped", "not applicable on this machine (e.g. CUDA absent); the reason is in the tooltip"),
+    "unclaimed_pass": ("✓", "pass*", "passed although the implementation does not claim the capability the clause needs"),
+    NOT_RUN: ("○", "not run", "the clause binds this variant but no test of it ran (no test yet, or not selected)"),
+    NA: ("·", "n/a", "the clause does not bind this variant"),
+}
+ENVIRONMENT_ORDER = ("implementation", "implementation_module", "implementation_version", "capabilities_declared",
+                     "variant", "device", "torch", "cuda_available", "python", "platform", "harness")
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(LOOK=LOOK, SEVERITY=SEVERITY, VERDICTS=(*SEVERITY, NOT_RUN, NA), NA=NA)
+    env.filters.update(percent=_percent, css=_css, first_line=_first_line, anchor=_anchor, label=_label,
+                       tooltip=_tooltip)
+    return env
+
+
+def render_page(matrix: Matrix, diff: Diff | None = None, *, title: str = "Activation checkpointing conformance",
+           baseline_sources: list[str] = ()) -> str:
+    template = environment().get_template("report.html.j2")
+    return template.render(
+        title=title,
+        matrix=matrix,
+        diff=diff,
+        baseline_sources=list(baseline_sources),
+        environment=_environment_table(matrix),
+        generated=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        harness=conformance.__version__,
+    )
+
+
+def _environment_table(matrix: Matrix) -> list[tuple[str, list[str]]]:
+    """(key, value per run) for every header key any run has; nested dicts flattened as a.b."""
+    flat = [dict(_flatten(run.header)) for run in matrix.runs]
+    keys = list(dict.fromkeys([k for k in ENVIRONMENT_ORDER if any(k in f for f in flat)] + [k for f in flat for k in f]))
+    return [(key, [f.get(key, "") for f in flat]) for key in keys]
+
+
+def _flatten(header: dict, prefix: str = ""):
+    for key, value in header.items():
+        if isinstance(value, dict):
+            yield from _flatten(value, f"{prefix}{key}.")
+        elif isinstance(value, list):
+            yield f"{prefix}{key}", ", ".join(map(str, value)) or "none"
+        else:
+            yield f"{prefix}{key}", "" if value is None else str(value)
+
+
+def _percent(score) -> str:
+    return "–" if score.percent is None else f"{score.percent:.0f}%"
+
+
+def _css(verdict: str) -> str:
+    return "v-" + verdict.replace("/", "").replace("_", "-")
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _anchor(column: Column, clause_id: str, matrix: Matrix) -> str:
+    return f"d{matrix.columns.index(column)}-{clause_id}"
+
+
+def _label(column: Column) -> str:
+    return f"{column.variant} · {column.device}"
+
+
+def _tooltip(cell: Cell) -> str:
+    if cell.verdict in (NA, NOT_RUN):
+        return LOOK[cell.verdict][2]
+    counts = ", ".join(f"{n} {LOOK[o][1]}" for o, n in cell.counts)
+    notes = [_first_line(r.message) for r in cell.records if r.outcome != "pass" and r.message]
+    return f"{len(cell.records)} test(s): {counts}" + "".join(f"\n• {n}" for n in dict.fromkeys(notes))

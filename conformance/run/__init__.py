@@ -1,0 +1,81 @@
+"""``python -m conformance run``: the suite against several implementations × variants × devices,
+one supervised pytest run (and one results file) each, with progress on the terminal."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from itertools import product
+from pathlib import Path
+
+from conformance.results import Record
+from conformance.run.supervisor import NOT_BOUND, Limits, Outcome, RunError, RunSpec, supervise
+
+__all__ = ["Limits", "RunError", "RunSpec", "expand", "run_all", "supervise"]
+
+# One character per finished test in the progress stream, as pytest draws them where it has one.
+PROGRESS = {"pass": ".", "fail": "F", "expected_deviation": "x", "unsupported": "u", "crash": "C",
+            "timeout": "T", "skip": "s", "unclaimed_pass": "X", "error": "E"}
+SEVERE = ("fail", "crash", "timeout", "error")  # outcomes that make `run` exit 1, as a failing pytest does
+
+
+def expand(impls, variants, devices) -> list[RunSpec]:
+    """The runs to make: ``both`` / ``all`` stand for every variant / device, each run on its own."""
+    variants = _unique(v for value in variants for v in (("reentrant", "non_reentrant") if value == "both" else (value,)))
+    devices = _unique(d for value in devices for d in (("cpu", "cuda") if value == "all" else (value,)))
+    return [RunSpec(i, v, d) for i, v, d in product(_unique(impls), variants, devices)]
+
+
+def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), pytest_args=(), jobs=1,
+            stream=None) -> int:
+    """Run every spec; print a line per run (with a live dot stream when runs go one at a time).
+    Returns the exit code: 0 all good, 1 some test failed/crashed/timed out/errored, 2 a run gave no results."""
+    stream = stream or sys.stdout
+    lock = threading.Lock()
+    width = max(len(_label(s)) for s in specs)
+
+    def one(spec: RunSpec) -> Outcome | None:
+        live = jobs == 1
+        if live:
+            stream.write(f"{_label(spec):<{width}}  ")
+            stream.flush()
+
+        def progress(record: Record) -> None:
+            if live and record.variant is not None:  # a variant-less record is a "not for this variant" placeholder
+                stream.write(PROGRESS.get(record.outcome, "?"))
+                stream.flush()
+
+        try:
+            outcome = supervise(spec, out_dir, limits, clauses=clauses, pytest_args=pytest_args, on_record=progress)
+        except RunError as exc:
+            with lock:
+                stream.write(f"{'' if live else _label(spec) + '  '}no results: {exc}\n")
+            return None
+        with lock:
+            prefix = "  " if live else f"{_label(spec):<{width}}  "
+            stream.write(f"{prefix}{_summary(outcome)}  -> {outcome.path}\n")
+            stream.flush()
+        return outcome
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        outcomes = list(pool.map(one, specs))
+    if any(o is None for o in outcomes):
+        return 2
+    return int(any(o.counts.get(k) for o in outcomes for k in SEVERE) or any(o.collection_errors for o in outcomes))
+
+
+def _summary(outcome: Outcome) -> str:
+    ordered = sorted(outcome.counts.items(), key=lambda kv: (kv[0] == NOT_BOUND, -kv[1]))
+    counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in ordered)
+    restarts = f", {outcome.attempts} attempts" if outcome.attempts > 1 else ""
+    broken = f"; {len(outcome.collection_errors)} test file(s) failed to collect (see {outcome.log})" * bool(outcome.collection_errors)
+    return f"{counts or 'no tests'} ({outcome.seconds:.1f} s{restarts}){broken}"
+
+
+def _label(spec: RunSpec) -> str:
+    return f"{spec.impl} · {spec.variant} · {spec.device}"
+
+
+def _unique(values):
+    return list(dict.fromkeys(values))

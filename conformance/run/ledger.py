@@ -1,0 +1,53 @@
+"""The bookkeeping of one supervised run, across the pytest processes it took (no processes here).
+
+It merges what each attempt planned and recorded, adds the CRASH / TIMEOUT records the supervisor
+decides for tests whose process died or ran out of time, and assembles the final results.
+"""
+
+from __future__ import annotations
+
+from conformance.results import Record, Results
+
+_RECORD_FIELDS = ("nodeid", "clauses", "variant", "device", "outcome", "message", "duration")
+
+
+class Ledger:
+    def __init__(self):
+        self.header: dict | None = None  # from the first plan: the environment of the run
+        self.planned: dict[str, dict] = {}  # nodeid -> {"clauses", "variant", "device"}, in run order
+        self.records: dict[str, Record] = {}
+
+    def plan(self, plan: dict) -> None:
+        """Take in an attempt's plan; a later attempt's plan only ever adds tests."""
+        if self.header is None and plan.get("header"):
+            self.header = dict(plan["header"])
+        for test in plan.get("tests", []):
+            self.planned.setdefault(test["nodeid"], test)
+
+    def record(self, event: dict) -> Record:
+        """Take in a ``{"event": "record", ...}`` line of an attempt's stream."""
+        record = Record(**{k: event[k] for k in _RECORD_FIELDS if k in event})
+        self.records[record.nodeid] = record
+        return record
+
+    def died(self, nodeid: str, outcome: str, message: str, duration: float = 0.0) -> Record:
+        """Record a test whose process died (``crash``) or was stopped (``timeout``) while it ran."""
+        test = self.planned.get(nodeid, {})
+        record = Record(nodeid, list(test.get("clauses", [])), test.get("variant"), test.get("device"),
+                        outcome, message, round(duration, 3))
+        self.records[nodeid] = record
+        return record
+
+    def remaining(self) -> list[str]:
+        """Planned tests with no record yet, in run order."""
+        return [nodeid for nodeid in self.planned if nodeid not in self.records]
+
+    def close_remaining(self, outcome: str, message: str) -> list[Record]:
+        """Give every test that will not run now a record saying why."""
+        return [self.died(nodeid, outcome, message) for nodeid in self.remaining()]
+
+    def results(self, **header) -> Results:
+        """Records in run order (tests pytest did not plan, if any, last) under the merged header."""
+        order = {nodeid: i for i, nodeid in enumerate(self.planned)}
+        records = sorted(self.records.values(), key=lambda r: order.get(r.nodeid, len(order)))
+        return Results(header={**(self.header or {}), **header}, records=records)

@@ -1,0 +1,171 @@
+"""The HTML report: verdict aggregation, percentages, the baseline diff, escaping, the command line."""
+
+import html.parser
+import json
+import os
+import stat
+
+import pytest
+
+from conformance.__main__ import main
+from conformance.registry import Clause
+from conformance.report import build, compare, render_page
+from conformance.report.model import NA, NOT_RUN, SEVERITY, Column, worst
+from conformance.report.render import environment
+from conformance.results import Record, Results, write_results
+
+MARKUP = "<script>alert(1)</script><b>bold</b> & \"quoted\""
+
+AREAS = {"api": "General API", "rng": "RNG"}
+CLAUSES = {
+    "api.value": Clause("api.value", "api", "value", "MUST", ("reentrant", "non_reentrant"), "s", "text"),
+    "api.grads": Clause("api.grads", "api", "grads", "MUST", ("reentrant", "non_reentrant"), "s", "text"),
+    "api.should": Clause("api.should", "api", "should", "SHOULD", ("reentrant", "non_reentrant"), "s", "text"),
+    "rng.only-nr": Clause("rng.only-nr", "rng", "non-reentrant only", "MUST", ("non_reentrant",), "s", "text"),
+    "rng.untested": Clause("rng.untested", "rng", "no test", "MUST", ("reentrant", "non_reentrant"), "s", "text"),
+}
+
+
+def results(impl, *records, device="cpu", **header):
+    """Results of one run; records are (clause, variant, outcome[, message])."""
+    recs = [Record(f"t.py::test_{i}[{variant}]", [clause], variant, "cpu", outcome, *rest)
+            for i, (clause, variant, outcome, *rest) in enumerate(records)]
+    return Results(header={"implementation": impl, "device": device, "variant": "both", **header}, records=recs)
+
+
+def matrix_of(*runs):
+    return build([(f"run{i}.json", r) for i, r in enumerate(runs)], clauses=CLAUSES, areas=AREAS)
+
+
+@pytest.mark.parametrize("outcomes, expected", [
+    (["pass", "pass"], "pass"),
+    (["pass", "skip"], "skip"),
+    (["pass", "unclaimed_pass"], "unclaimed_pass"),
+    (["pass", "fail", "crash"], "fail"),
+    (["timeout", "crash"], "crash"),
+    (["error", "timeout"], "timeout"),
+    (["expected_deviation", "error"], "error"),
+    (["expected_deviation", "unsupported", "pass"], "unsupported"),
+])
+def test_a_cell_takes_the_worst_outcome_of_its_tests(outcomes, expected):
+    assert worst(outcomes) == expected
+
+
+def test_the_severity_order_is_the_documented_one():
+    assert SEVERITY[:4] == ("fail", "crash", "timeout", "error") and SEVERITY[-1] == "pass"
+
+
+def test_cells_are_n_a_where_the_clause_does_not_bind_the_variant_and_not_run_without_records():
+    m = matrix_of(results("impl", ("api.value", "reentrant", "pass"), ("api.value", "non_reentrant", "fail"),
+                          ("api.value", "non_reentrant", "pass"), ("rng.only-nr", "non_reentrant", "skip")))
+    r, nr = Column("impl", "reentrant", "cpu"), Column("impl", "non_reentrant", "cpu")
+    assert m.columns == [r, nr]
+    assert m.cell("api.value", r).verdict == "pass" and m.cell("api.value", nr).verdict == "fail"
+    assert m.cell("api.value", nr).counts == [("fail", 1), ("pass", 1)]
+    assert m.cell("rng.only-nr", r).verdict == NA and m.cell("rng.only-nr", nr).verdict == "skip"
+    assert m.cell("api.grads", r).verdict == NOT_RUN
+    assert [row.clause.id for row in m.rows if not row.tested] == ["api.grads", "api.should", "rng.untested"]
+
+
+def test_columns_come_from_the_run_device_and_the_records_variants():
+    cuda = results("impl", ("api.value", "reentrant", "pass"), ("api.value", None, "skip"), device="cuda")
+    both = results("impl", ("api.value", "non_reentrant", "pass"), device="all")
+    other = results("other", ("api.value", "reentrant", "pass"))
+    m = matrix_of(other, cuda, both)
+    assert m.columns == [Column("other", "reentrant", "cpu"), Column("impl", "reentrant", "cuda"),
+                         Column("impl", "non_reentrant", "cpu")]  # records with no variant ("no-variant") are dropped
+    assert m.implementations == ["other", "impl"]
+
+
+def test_clause_ids_unknown_to_the_registry_get_rows_of_their_own():
+    m = matrix_of(results("impl", ("gone.clause", "reentrant", "fail")))
+    assert [a.id for a in m.areas][-1] == "unregistered"
+    assert m.cell("gone.clause", Column("impl", "reentrant", "cpu")).verdict == "fail"
+
+
+def test_percentages_count_applicable_must_clauses_only():
+    m = matrix_of(results(
+        "impl",
+        ("api.value", "reentrant", "pass"), ("api.value", "non_reentrant", "pass"),
+        ("api.grads", "reentrant", "pass"), ("api.grads", "non_reentrant", "crash"),
+        ("api.should", "reentrant", "fail"),  # SHOULD: never counted
+        ("rng.only-nr", "non_reentrant", "skip"),  # skipped: not applicable here
+    ))
+    r, nr = Column("impl", "reentrant", "cpu"), Column("impl", "non_reentrant", "cpu")
+    assert (m.column_score(r).conforming, m.column_score(r).applicable) == (2, 2)
+    assert (m.column_score(nr).conforming, m.column_score(nr).applicable) == (1, 2)
+    score = m.implementation_score("impl")  # api.grads crashes in one column: it does not conform
+    assert (score.conforming, score.applicable, round(score.percent)) == (1, 2, 50)
+
+
+@pytest.mark.parametrize("verdict, counted", [
+    ("expected_deviation", True), ("error", True), ("timeout", True),
+    ("unsupported", False), ("unclaimed_pass", False), ("skip", False),
+])
+def test_which_verdicts_make_a_must_clause_applicable(verdict, counted):
+    m = matrix_of(results("impl", ("api.value", "reentrant", verdict)))
+    score = m.column_score(Column("impl", "reentrant", "cpu"))
+    assert (score.conforming, score.applicable) == (0, int(counted))
+
+
+def test_the_diff_lists_cells_whose_verdict_changed():
+    old = matrix_of(results("impl", ("api.value", "reentrant", "pass"), ("api.grads", "reentrant", "fail"),
+                            ("api.value", "non_reentrant", "pass")))
+    new = matrix_of(results("impl", ("api.value", "reentrant", "crash"), ("api.grads", "reentrant", "pass")),
+                    results("new", ("api.value", "reentrant", "pass")))
+    diff = compare(old, new)
+    changes = {(c.clause, c.old, c.new, c.direction) for c in diff.changes}
+    assert changes == {("api.value", "pass", "crash", "worse"), ("api.grads", "fail", "pass", "better")}
+    assert diff.new_columns == [Column("new", "reentrant", "cpu")]
+    assert diff.dropped_columns == [Column("impl", "non_reentrant", "cpu")]
+
+
+class Page(html.parser.HTMLParser):
+    def __init__(self, text):
+        super().__init__()
+        self.tags, self.attrs, self.chunks = [], [], []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs += attrs
+
+    def handle_data(self, data):
+        self.chunks.append(data)
+
+
+def test_autoescape_is_on():
+    assert environment().autoescape is True
+
+
+def test_text_from_results_is_escaped_everywhere_and_the_page_is_self_contained():
+    hostile = results(MARKUP, ("api.value", "reentrant", "fail", MARKUP), platform=MARKUP, note={"x": MARKUP})
+    hostile.records[0].nodeid = f"t.py::test[{MARKUP}]"
+    page_html = render_page(matrix_of(hostile), compare(matrix_of(hostile), matrix_of(hostile)))
+    page = Page(page_html)
+    assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4",
+                              "p", "section", "div", "span", "details", "summary", "em", "ul", "li", "dl", "dt", "dd",
+                              "table", "thead", "tbody", "tr", "th", "td", "code", "small", "blockquote", "a", "pre",
+                              "article"}
+    assert "script" not in page.tags and "b" not in page.tags and "link" not in page.tags
+    text = "".join(page.chunks)
+    assert text.count(MARKUP) >= 4  # implementation name, message, test id, environment
+    assert all(value is None or not value.startswith(("http:", "https:", "//")) for _, value in page.attrs)
+    assert not any(name == "src" or name.startswith("on") for name, _ in page.attrs)
+
+
+def test_report_command_writes_the_page(tmp_path, capsys):
+    write_results(tmp_path / "a.json", results("impl", ("api.forward-value", "reentrant", "fail", MARKUP)))
+    write_results(tmp_path / "old.json", results("impl", ("api.forward-value", "reentrant", "pass")))
+    out = tmp_path / "site" / "index.html"
+    assert main(["report", str(tmp_path / "a.json"), "-o", str(out), "--baseline", str(tmp_path / "old.json")]) == 0
+    page = out.read_text()
+    assert 'data-verdict="fail"' in page and 'data-changes="1"' in page and "&lt;script&gt;" in page
+    assert stat.S_IMODE(os.stat(out).st_mode) & 0o044, "the page is readable by others (a web server)"
+
+
+def test_report_command_rejects_a_file_that_is_not_results(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema": 1, "records": []}))
+    assert main(["report", str(bad), "-o", str(tmp_path / "x.html")]) == 2
+    assert "not a conformance results file" in capsys.readouterr().err

@@ -1,0 +1,114 @@
+"""The report as a person sees it: rendered by headless Chromium, read back from the DOM, and
+screenshotted (kept under reports/artifacts/, or $CONFORMANCE_ARTIFACTS, for a person to look at)."""
+
+import html.parser
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conformance.__main__ import main
+from conformance.results import Record, Results, write_results
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = Path(os.environ.get("CONFORMANCE_ARTIFACTS", REPO / "reports" / "artifacts"))
+CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+MARKUP = "<script>alert(1)</script><b>bold</b>"
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs headless Chromium (Debian: apt-get install chromium)")
+
+
+def chromium(page: Path, tmp_path: Path, *args: str) -> str:
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               f"--user-data-dir={tmp_path / 'chromium-profile'}", *args, page.resolve().as_uri()]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def run(impl, variant, *records):
+    return Results(
+        header={"implementation": impl, "implementation_version": "1.0", "variant": variant, "device": "cpu",
+                "torch": "2.13.0", "python": "3.11", "platform": "Linux"},
+        records=[Record(f"conformance/suite/test_x.py::test_{c.replace('.', '_')}[{variant}]", [c], variant, "cpu", o, m)
+                 for c, o, m in records],
+    )
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    """A report of a conforming implementation and a broken one, with a baseline."""
+    d = tmp_path_factory.mktemp("report")
+    files = {
+        "good-reentrant.json": run("good.ckpt", "reentrant", ("api.forward-value", "pass", ""),
+                                   ("api.same-gradients", "pass", ""), ("reqgrad.reentrant-warns", "pass", "")),
+        "good-non_reentrant.json": run("good.ckpt", "non_reentrant", ("api.forward-value", "pass", ""),
+                                       ("api.same-gradients", "pass", ""), ("reqgrad.non-reentrant-gradients", "pass", "")),
+        "bad-reentrant.json": run("bad.ckpt", "reentrant", ("api.forward-value", "pass", ""),
+                                  ("api.same-gradients", "fail", f"AssertionError: {MARKUP}"),
+                                  ("reqgrad.reentrant-warns", "crash", "the test process died (killed by signal SIGKILL)")),
+        "bad-non_reentrant.json": run("bad.ckpt", "non_reentrant", ("api.forward-value", "pass", ""),
+                                      ("api.same-gradients", "expected_deviation", "expected deviation: known"),
+                                      ("reqgrad.non-reentrant-gradients", "timeout", "did not finish within 5 s")),
+    }
+    for name, results in files.items():
+        write_results(d / name, results)
+    write_results(d / "old-bad-reentrant.json", run("bad.ckpt", "reentrant", ("api.forward-value", "pass", ""),
+                                                    ("api.same-gradients", "pass", ""), ("reqgrad.reentrant-warns", "pass", "")))
+    out = d / "index.html"
+    assert main(["report", *[str(d / n) for n in files], "-o", str(out), "--baseline", str(d / "old-bad-reentrant.json")]) == 0
+    return out
+
+
+class Dom(html.parser.HTMLParser):
+    """The DOM Chromium built: cells by (row clause, column), card scores, elements, text."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.tags, self.cells, self.scores, self.chunks, self.clause = [], {}, {}, [], None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        a = dict(attrs)
+        if tag == "tr" and "data-clause" in a:
+            self.clause = a["data-clause"]
+        if tag == "td" and "data-verdict" in a:
+            self.cells[(self.clause, int(a["data-column"]))] = a["data-verdict"]
+        if tag == "div" and "data-implementation" in a:
+            self.impl = a["data-implementation"]
+        if tag == "div" and "data-score" in a:
+            self.scores[self.impl] = a["data-score"]
+
+    def handle_data(self, data):
+        self.chunks.append(data)
+
+    @property
+    def text(self):
+        return " ".join(" ".join(self.chunks).split())
+
+
+def test_chromium_shows_the_cells_the_counts_and_messages_as_text(page, tmp_path):
+    dom = Dom(chromium(page, tmp_path, "--dump-dom"))
+    # columns: good·reentrant, good·non_reentrant, bad·reentrant, bad·non_reentrant
+    assert dom.cells[("api.same-gradients", 2)] == "fail" and dom.cells[("api.same-gradients", 3)] == "expected_deviation"
+    assert dom.cells[("reqgrad.reentrant-warns", 2)] == "crash" and dom.cells[("reqgrad.reentrant-warns", 3)] == "n/a"
+    assert dom.cells[("reqgrad.non-reentrant-gradients", 3)] == "timeout"
+    assert {dom.cells[(c, i)] for c in ("api.forward-value", "api.same-gradients") for i in (0, 1)} == {"pass"}
+    assert dom.scores == {"good.ckpt": "4/4", "bad.ckpt": "1/4"}
+    assert "100% 4 of 4 applicable MUST clauses conform" in dom.text and "25% 1 of 4" in dom.text
+    assert "✗ fail" in dom.text and "☠ crash" in dom.text and "◷ timeout" in dom.text
+    assert "2 cell(s) changed" in dom.text  # vs the baseline: same-gradients and reentrant-warns got worse
+    assert f"AssertionError: {MARKUP}" in dom.text  # the implementation's markup is text ...
+    assert "script" not in dom.tags and "b" not in dom.tags  # ... never elements
+
+
+def test_screenshot_for_a_person(page, tmp_path):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    top = ARTIFACTS / "report-top.png"
+    chromium(page, tmp_path, f"--screenshot={top}", "--window-size=1400,1100")
+    assert top.stat().st_size > 20_000
+    print(f"screenshot of the report: {top}")
