@@ -1,0 +1,81 @@
+"""Grad mode inside the checkpointed function, in the forward and in the recompute (clauses gradmode.*)."""
+
+import pytest
+import torch
+
+from conformance.assertions import assert_same_forward, assert_same_gradients
+from fixtures.inputs import twin_leaves
+
+
+def grad_mode_recorder(modes):
+    def fn(x):
+        modes.append(torch.is_grad_enabled())
+        return x.sin().exp()
+
+    return fn
+
+
+@pytest.mark.clause("gradmode.reentrant-forward-no-grad")
+def test_reentrant_forward_runs_under_no_grad(ckpt):
+    x, _ = twin_leaves()
+    modes = []
+    out = ckpt.checkpoint(grad_mode_recorder(modes), x)
+    assert modes == [False], f"grad mode seen by the reentrant forward: {modes} (expected [False]: no_grad)"
+    assert out.requires_grad, "the output of the reentrant checkpoint must still require grad"
+
+
+@pytest.mark.clause("gradmode.reentrant-forward-no-grad")
+def test_reentrant_forward_records_no_graph_inside(ckpt):
+    x, _ = twin_leaves()
+    inside = []
+
+    def fn(t):
+        inner = t.sin()
+        inside.append(inner.requires_grad)
+        return inner.exp()
+
+    ckpt.checkpoint(fn, x)
+    assert inside == [False], "an intermediate inside the reentrant forward requires grad: a graph was recorded"
+
+
+def grad_inside(t):
+    """Performs a backward on a graph built inside the region, and uses its result."""
+    inner = (t**3).sum()
+    (g,) = torch.autograd.grad(inner, t)
+    return t.sin() * g
+
+
+@pytest.mark.clause("gradmode.non-reentrant-records-graph")
+def test_non_reentrant_allows_backward_inside_the_region(ckpt):
+    x, x_ref = twin_leaves()
+    out = ckpt.checkpoint(grad_inside, x)
+    expected = grad_inside(x_ref)
+    assert_same_forward(out, expected)
+    out.sum().backward()
+    expected.sum().backward()
+    assert_same_gradients(x.grad, x_ref.grad, ["x.grad"])
+
+
+@pytest.mark.clause("gradmode.non-reentrant-records-graph")
+def test_non_reentrant_forward_sees_grad_enabled(ckpt):
+    x, _ = twin_leaves()
+    modes = []
+    ckpt.checkpoint(grad_mode_recorder(modes), x)
+    assert modes == [True], f"grad mode seen by the non-reentrant forward: {modes} (expected the caller's, True)"
+
+
+@pytest.mark.clause("gradmode.recompute-grad-enabled")
+@pytest.mark.parametrize("backward_mode", ["enable_grad", "no_grad"])
+def test_recompute_runs_with_grad_enabled(ckpt, backward_mode):
+    x, x_ref = twin_leaves()
+    modes = []
+    loss = ckpt.checkpoint(grad_mode_recorder(modes), x).sum()
+    forward_calls = len(modes)
+    # The engine computes gradients whatever the caller's grad mode; the recompute must build its graph.
+    with getattr(torch, backward_mode)():
+        loss.backward()
+    grad_mode_recorder([])(x_ref).sum().backward()
+    recompute = modes[forward_calls:]
+    assert recompute, "the function was not re-run in backward"
+    assert all(recompute), f"grad mode seen by the recompute: {recompute} (backward called under {backward_mode})"
+    assert_same_gradients(x.grad, x_ref.grad, ["x.grad"])

@@ -1,0 +1,42 @@
+"""Helpers for mutants that break checkpoint by changing how it runs the user's function."""
+
+import functools
+import itertools
+
+import torch
+
+# checkpoint's own keywords besides use_reentrant (torch 2.13 signature).
+OWN_KEYWORDS = ("preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop")
+
+
+def on_calls(function, around):
+    """function, with its call number i (0: the forward, 1 and up: recomputes) run as
+    around(i, function, *args, **kwargs)."""
+    counter = itertools.count()
+
+    @functools.wraps(function)
+    def wrapped(*args, **kwargs):
+        return around(next(counter), function, *args, **kwargs)
+
+    return wrapped
+
+
+def recomputes_under(context):
+    """An `around` that runs the forward as is and every recompute under context()."""
+
+    def around(call, function, *args, **kwargs):
+        if call == 0:
+            return function(*args, **kwargs)
+        with context():
+            return function(*args, **kwargs)
+
+    return around
+
+
+def map_tensors(value, fn):
+    """fn applied to the tensors of value, top level or inside a tuple/list."""
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(map_tensors(v, fn) for v in value)
+    return value
