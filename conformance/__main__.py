@@ -41,7 +41,8 @@ def main(argv=None) -> int:
         description="Render results files (from `run` or pytest --results) as a static HTML page: the clause × "
         "run matrix, conformance percentages, failures, environments, and changes since --baseline.",
     )
-    report.add_argument("results", nargs="+", type=Path, help="results files (JSON)")
+    report.add_argument("results", nargs="+", type=Path,
+                        help="results files (JSON), or directories whose *.json files are taken")
     report.add_argument("-o", "--output", type=Path, default=Path("reports/index.html"),
                         help="the HTML file to write (default: reports/index.html)")
     report.add_argument("--baseline", action="append", type=Path, default=[], metavar="OLD.json",
@@ -64,7 +65,8 @@ def main(argv=None) -> int:
     from conformance.report import write_report
 
     try:
-        path = write_report(args.results, args.output, baseline=args.baseline, title=args.title)
+        results = [f for p in args.results for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
+        path = write_report(results, args.output, baseline=args.baseline, title=args.title)
     except (OSError, ValueError) as exc:
         print(f"python -m conformance report: {exc}", file=sys.stderr)
         return 2
