@@ -1,0 +1,34 @@
+"""checkpoint_sequential: checkpoint a chain of modules or functions segment by segment."""
+
+from __future__ import annotations
+
+from torch import nn
+
+
+def _run(functions, start, stop):
+    """A function that runs functions[start], ..., functions[stop - 1] in order on one input."""
+
+    def forward(input):
+        for i in range(start, stop):
+            input = functions[i](input)
+        return input
+
+    return forward
+
+
+def checkpoint_sequential(checkpoint, functions, segments, input, use_reentrant, preserve_rng_state):
+    """Split functions into `segments` chunks of len(functions) // segments; checkpoint all but the last.
+
+    The last chunk runs plainly: its activations are needed right away by the backward, so
+    recomputing them would cost time and save nothing. It also absorbs the remainder of the division.
+    """
+    if isinstance(functions, nn.Sequential):
+        functions = list(functions.children())
+    size = len(functions) // segments
+    stop = 0
+    # range() refuses a zero step: more segments than functions is an error, not a silent no-op.
+    for start in range(0, size * (segments - 1), size):
+        stop = start + size
+        input = checkpoint(_run(functions, start, stop), input, use_reentrant=use_reentrant,
+                           preserve_rng_state=preserve_rng_state)
+    return _run(functions, stop, len(functions))(input)
