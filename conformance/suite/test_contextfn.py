@@ -3,6 +3,7 @@
 import contextlib
 
 import pytest
+import torch
 
 from conformance.assertions import assert_raises, assert_same_gradients
 from fixtures.functions import sin_exp
@@ -38,3 +39,44 @@ def test_reentrant_rejects_context_fn(ckpt):
 
     with assert_raises(Exception, "an error for a non-default context_fn with use_reentrant=True"):
         ckpt.checkpoint(sin_exp, leaf(), context_fn=context_fn).sum().backward()
+
+
+class Suppresses:
+    """A context manager that swallows any exception raised inside it."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return True
+
+
+@pytest.mark.clause("contextfn.suppressed-forward-error")
+def test_suppressed_forward_error_still_raises(ckpt):
+    def failing(x):
+        raise ValueError("the checkpointed function failed")
+
+    def context_fn():
+        return Suppresses(), contextlib.nullcontext()
+
+    with assert_raises(Exception, "an error: the forward failed, so checkpoint has no output to return"):
+        ckpt.checkpoint(failing, leaf(), context_fn=context_fn)
+
+
+@pytest.mark.clause("contextfn.default-device-replayed")
+def test_recompute_uses_the_forwards_default_device(ckpt):
+    devices = []
+
+    def fn(x):
+        scale = torch.full((3,), 2.0)  # no device given: lands on the default device
+        devices.append(scale.device.type)
+        return (x * scale).sin()  # saves tensors, so backward needs a recompute
+
+    # meta tensors: a device other than the CPU that needs no hardware; the results are shapes only.
+    with torch.device("meta"):
+        x = torch.ones(3, requires_grad=True)
+        out = ckpt.checkpoint(fn, x)
+    out.sum().backward()  # outside the device context
+    assert devices[1:], "the function was not re-run in backward"
+    assert set(devices) == {"meta"}, f"default device seen by the forward, then the recompute(s): {devices}"
+    assert x.grad is not None and x.grad.shape == x.shape, "no input gradient after backward"

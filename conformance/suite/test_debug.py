@@ -5,6 +5,8 @@ with debug on, its message must name the operators the function ran: sinh and at
 ordinary error prose contains.
 """
 
+import contextlib
+
 import pytest
 
 from conformance.assertions import assert_raises
@@ -47,3 +49,12 @@ def test_global_debug_overrides_debug_false(ckpt):
 def test_reentrant_rejects_debug(ckpt):
     with assert_raises(Exception, "an error for debug=True with use_reentrant=True"):
         ckpt.checkpoint(ChangesBetweenPasses("shape"), leaf(), debug=True).sum().backward()
+
+
+@pytest.mark.clause("debug.rejects-context-fn")
+def test_debug_with_a_context_fn_is_rejected(ckpt):
+    def context_fn():
+        return contextlib.nullcontext(), contextlib.nullcontext()
+
+    with assert_raises(Exception, "an error for debug=True together with a non-default context_fn"):
+        ckpt.checkpoint(ChangesBetweenPasses("shape"), leaf(), debug=True, context_fn=context_fn).sum().backward()

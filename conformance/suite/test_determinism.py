@@ -7,7 +7,7 @@ docs' "due to a global variable"): the recompute then saves a tensor of another 
 import pytest
 
 from conformance.assertions import assert_raises
-from fixtures.functions import ChangesBetweenPasses
+from fixtures.functions import ChangesBetweenPasses, ChangesSaveCount
 from fixtures.inputs import leaf
 
 
@@ -43,3 +43,31 @@ def test_unknown_determinism_check_is_rejected(ckpt):
 @pytest.mark.clause("determinism.reentrant-disabled")
 def test_reentrant_does_not_check_a_dtype_change(ckpt):
     backward_after_change(ckpt, "dtype")
+
+
+def backward_after_count_change(ckpt, change, **kwargs):
+    """Like backward_after_change, but the recompute saves fewer or more tensors than the forward."""
+    fn = ChangesSaveCount(change)
+    out = ckpt.checkpoint(fn, leaf(), **kwargs)
+    fn.changed = True
+    out.sum().backward()
+
+
+@pytest.mark.clause("determinism.fewer-saved-detected")
+@pytest.mark.parametrize("keyword", [{}, {"determinism_check": "default"}], ids=["omitted", "default"])
+def test_fewer_saved_tensors_raise_checkpoint_error(ckpt, keyword):
+    # Only the default check: the docs leave determinism_check="none" open for this case.
+    with assert_raises(ckpt.CheckpointError, "a CheckpointError for a recompute that saves fewer tensors"):
+        backward_after_count_change(ckpt, "fewer", **keyword)
+
+
+@pytest.mark.clause("determinism.more-saved-detected")
+@pytest.mark.parametrize("switch", ["keyword", "context-manager"])
+def test_more_saved_tensors_in_a_full_recompute_raise_checkpoint_error(ckpt, switch):
+    what = "a CheckpointError for a full recompute that saves more tensors than the forward"
+    with assert_raises(ckpt.CheckpointError, what):
+        if switch == "keyword":
+            backward_after_count_change(ckpt, "more", early_stop=False)
+        else:
+            with ckpt.set_checkpoint_early_stop(False):  # read at forward time
+                backward_after_count_change(ckpt, "more")

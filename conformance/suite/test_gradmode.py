@@ -79,3 +79,37 @@ def test_recompute_runs_with_grad_enabled(ckpt, backward_mode):
     assert recompute, "the function was not re-run in backward"
     assert all(recompute), f"grad mode seen by the recompute: {recompute} (backward called under {backward_mode})"
     assert_same_gradients(x.grad, x_ref.grad, ["x.grad"])
+
+
+class InnerBackward:
+    """A backward on a graph of its own (which saves t) inside the function, counted in `inner_runs`.
+
+    where="after-last-save": after exp, the last op saving for the outer graph, so only a recompute
+    that runs the whole function re-runs it. where="before-later-saves": sin and mul save after it, so
+    with early stop off the forward's own inner backward meets saves the region has not made yet.
+    """
+
+    def __init__(self, where):
+        self.where, self.inner_runs = where, 0
+
+    def __call__(self, t):
+        last_save_first = self.where == "after-last-save"
+        y = t.exp() if last_save_first else None
+        (g,) = torch.autograd.grad((t**3).sum(), t)  # g is a constant for the outer graph
+        self.inner_runs += 1
+        return y + g if last_save_first else t.sin() * g  # the add saves nothing; sin and mul save
+
+
+@pytest.mark.clause("gradmode.inner-backward-full-recompute")
+@pytest.mark.parametrize("where", ["after-last-save", "before-later-saves"])
+def test_backward_inside_the_region_with_early_stop_off(ckpt, where):
+    fn = InnerBackward(where)
+    x, x_ref = twin_leaves()
+    out = ckpt.checkpoint(fn, x, early_stop=False)
+    forward_runs = fn.inner_runs
+    expected = InnerBackward(where)(x_ref)
+    assert_same_forward(out, expected)
+    out.sum().backward()
+    expected.sum().backward()
+    assert fn.inner_runs > forward_runs, "early_stop=False, yet the recompute did not reach the inner backward"
+    assert_same_gradients(x.grad, x_ref.grad, ["x.grad"])
