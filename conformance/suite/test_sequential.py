@@ -1,0 +1,98 @@
+"""checkpoint_sequential (clauses sequential.*)."""
+
+import pytest
+import torch
+from torch import nn
+
+from conformance.assertions import assert_raises, assert_same_forward, assert_same_gradients, parameter_grads
+from fixtures.inputs import leaf, twin_leaves
+from fixtures.models import counted_stack, mlp, twins
+
+# The ways to hand over the same six functions (Linear, Tanh) x 3: name -> container of a model's children.
+CONTAINERS = {
+    "nn.Sequential": lambda model: model,
+    "list-of-modules": lambda model: list(model.children()),
+    "nn.ModuleList": lambda model: nn.ModuleList(model.children()),
+    "list-of-functions": lambda model: [torch.tanh if isinstance(f, nn.Tanh) else f for f in model.children()],
+}
+
+
+def _run_in_order(functions, x):
+    for function in functions:
+        x = function(x)
+    return x
+
+
+@pytest.mark.clause("sequential.same-results")
+@pytest.mark.parametrize("segments", [2, 4], ids=["2-segments", "4-segments-uneven"])
+@pytest.mark.parametrize("container", CONTAINERS)
+def test_outputs_and_gradients_equal_running_the_functions_in_order(ckpt, container, segments):
+    model, reference = twins(mlp(depth=3))
+    x, reference_x = twin_leaves()
+    actual = ckpt.sequential(CONTAINERS[container](model), segments, x)
+    expected = _run_in_order(reference.children(), reference_x)
+    assert_same_forward(actual, expected)
+    actual.sum().backward()
+    expected.sum().backward()
+    assert_same_gradients([x.grad, *parameter_grads(model)], [reference_x.grad, *parameter_grads(reference)],
+                          ["input"] + [n for n, _ in model.named_parameters()])
+
+
+def recomputed_chunks(rerun_log):
+    """Split the log of functions re-run in backward into chunks: runs of consecutive indices.
+
+    A chunk re-runs its functions in order, and chunks are re-run one at a time in backward, so a
+    break in the ascending sequence is a chunk boundary.
+    """
+    chunks = []
+    for index in rerun_log:
+        if chunks and index == chunks[-1][-1] + 1:
+            chunks[-1].append(index)
+        else:
+            chunks.append([index])
+    return chunks
+
+
+def _forward_backward(ckpt, n, segments):
+    layers, log = counted_stack(n)
+    ckpt.sequential(layers, segments, leaf()).sum().backward()
+    assert log[:n] == list(range(n)), f"the forward ran the functions as {log[:n]}, not once each in order"
+    return recomputed_chunks(log[n:])
+
+
+@pytest.mark.clause("sequential.segments")
+@pytest.mark.parametrize("n, segments", [(4, 2), (6, 3), (4, 4), (8, 2)], ids=lambda v: str(v))
+def test_all_segments_but_the_last_are_rerun_once_in_backward(ckpt, n, segments):
+    chunks = _forward_backward(ckpt, n, segments)
+    size = n // segments
+    expected = [list(range(start, start + size)) for start in range(0, n - size, size)]
+    assert sorted(chunks) == expected, (
+        f"{n} functions in {segments} segments: backward re-ran chunks {chunks}, expected each of {expected} "
+        f"once (in any order) and never the last segment {list(range(n - size, n))}"
+    )
+
+
+@pytest.mark.clause("sequential.segments")
+@pytest.mark.parametrize("n, segments", [(5, 2), (7, 3), (10, 3), (6, 4)], ids=lambda v: str(v))
+def test_uneven_split_reruns_segments_minus_one_leading_chunks_never_the_last_function(ckpt, n, segments):
+    chunks = _forward_backward(ckpt, n, segments)
+    rerun = sorted(i for chunk in chunks for i in chunk)
+    assert len(chunks) == segments - 1, (
+        f"{n} functions in {segments} segments: backward re-ran {len(chunks)} chunks {chunks}")
+    assert rerun == list(range(len(rerun))), f"re-ran {rerun}: not each of the leading functions once"
+    assert n - 1 not in rerun, f"the last function (of the last segment) was re-run: {chunks}"
+
+
+@pytest.mark.clause("sequential.bad-segments")
+@pytest.mark.parametrize("segments", [0, 7], ids=["zero", "more-than-functions"])
+def test_segment_count_that_cannot_split_the_functions_is_rejected(ckpt, segments):
+    functions = list(mlp(depth=3).children())  # 6 functions
+    with assert_raises(Exception, f"an error for segments={segments} with 6 functions"):
+        ckpt.sequential(functions, segments, leaf())
+
+
+@pytest.mark.clause("sequential.single-input")
+def test_extra_positional_inputs_are_rejected(ckpt):
+    model = mlp()
+    with assert_raises(TypeError, "a TypeError for a second positional input"):
+        ckpt.checkpoint_sequential(model, 2, leaf(seed=1), leaf(seed=2), use_reentrant=ckpt.use_reentrant)

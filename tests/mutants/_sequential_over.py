@@ -1,0 +1,39 @@
+"""checkpoint_sequential built over any checkpoint function, for mutants that change checkpoint
+(torch's own checkpoint_sequential would call torch's checkpoint) or break the split itself."""
+
+import torch
+
+
+def even_chunks(n, segments):
+    """torch's split: segments - 1 checkpointed chunks of n // segments functions; the rest is the last segment."""
+    size = n // segments
+    return [(start, start + size) for start in range(0, size * (segments - 1), size)]
+
+
+def _run(functions):
+    def run(x):
+        for function in functions:
+            x = function(x)
+        return x
+
+    return run
+
+
+def sequential_over(checkpoint, chunks=even_chunks, children=lambda seq: list(seq.children())):
+    """checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs) that
+    checkpoints chunks(len(functions), segments) with checkpoint and runs the rest plainly."""
+
+    def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+        preserve = kwargs.pop("preserve_rng_state", True)
+        if kwargs:
+            raise ValueError(f"Unexpected keyword arguments: {','.join(kwargs)}")
+        if isinstance(functions, torch.nn.Sequential):
+            functions = children(functions)
+        functions = list(functions)
+        end = 0
+        for start, end in chunks(len(functions), segments):
+            input = checkpoint(_run(functions[start:end]), input,
+                               use_reentrant=use_reentrant, preserve_rng_state=preserve)
+        return _run(functions[end:])(input)
+
+    return checkpoint_sequential
