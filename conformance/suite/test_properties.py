@@ -4,17 +4,21 @@ the checkpointed run must equal the un-checkpointed run from the same seed in wh
 Generated values are seeded specs (fixtures/strategies.py), so a falsifying example shrinks to a minimal
 ``Case(...)`` that is itself the reproducer; note() also prints a one-line command that re-runs it:
 
-    python -c "from fixtures.strategies import *; from conformance.suite.test_properties import reproduce; reproduce(...)"
+    python -c "from fixtures.strategies import *; from conformance.suite.test_properties import reproduce;
+               reproduce('<impl>', '<variant>', '<check>', Case(...))"
 
 What is generated follows what each variant promises. Reentrant: only top-level tensors take part in
-autograd and keyword arguments are rejected, so tensors that require grad are top-level and there are no
-keyword arguments. Non-reentrant: nested tensors and keyword arguments take part too (their own tests).
+autograd and keyword arguments are rejected, so in the shared properties the tensors that require grad
+are top-level (nested ones carry data) and there are no keyword arguments. Non-reentrant: nested tensors
+and keyword arguments take part too, each checked by its own property. Every example seeds torch from a
+drawn integer (Case.seed) right before the forward, so a run depends on the example only.
 Pick the number of examples with --hypothesis-profile (conformance/hypothesis_profiles.py).
 """
 
 from __future__ import annotations
 
 import shlex
+import warnings
 from dataclasses import dataclass
 
 import pytest
@@ -22,11 +26,15 @@ import torch
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 
-from conformance.assertions import assert_rng_stream_unchanged, assert_same_forward, assert_same_gradients
+from conformance.assertions import (
+    assert_raises,
+    assert_rng_stream_unchanged,
+    assert_same_forward,
+    assert_same_gradients,
+)
 from conformance.binding import Checkpointer, load_implementation
 from fixtures import strategies
-from fixtures.inputs import leaf
-from fixtures.strategies import Case, Region, SequentialCase, loss_of
+from fixtures.strategies import Case, Region, SequentialCase, loss_of, seeded_tensor
 
 NEXT_DRAW = 5  # numbers drawn after backward to compare the RNG streams
 
@@ -45,12 +53,17 @@ def run_region(case: Case, checkpoint=None, *, backward=True, inputs_where=lambd
     inputs = case.inputs.build(case.model.width)
     region = Region(model, case.inputs.batch, case.model.width, case.outputs)
     torch.manual_seed(case.seed)
-    output = region(*inputs.args, **inputs.kwargs) if checkpoint is None else checkpoint(region, *inputs.args, **inputs.kwargs)
+    if checkpoint is None:
+        output = region(*inputs.args, **inputs.kwargs)
+    else:
+        output = checkpoint(region, *inputs.args, **inputs.kwargs)
     grads = {}
     if backward:
         for _ in range(case.draws_between):
             torch.rand(3)
-        loss_of(output).backward()
+        loss = loss_of(output)
+        if loss.requires_grad:  # else every gradient stays None, and the comparison says which are missing
+            loss.backward()
         grads = {f"gradient of {b.path}": b.tensor.grad for b in inputs.grad_leaves() if inputs_where(b)}
         if parameters:
             grads.update({f"gradient of parameter {n}": p.grad for n, p in model.named_parameters()})
@@ -61,7 +74,7 @@ def run_sequential(case: SequentialCase, sequential=None) -> Run:
     """One checkpoint_sequential run of case from its seed, or the functions run in order when sequential is None."""
     layers = case.model.layers()
     functions = case.functions(layers)
-    x = leaf(case.batch, case.model.width, requires_grad=case.input_grad, seed=case.seed)
+    x = seeded_tensor((case.batch, case.model.width), requires_grad=case.input_grad, seed=case.seed)
     torch.manual_seed(case.seed)
     if sequential is None:
         output = x
@@ -69,7 +82,9 @@ def run_sequential(case: SequentialCase, sequential=None) -> Run:
             output = f(output)
     else:
         output = sequential(functions, case.segments, x)
-    loss_of(output).backward()
+    loss = loss_of(output)
+    if loss.requires_grad:
+        loss.backward()
     grads = {"gradient of the input": x.grad} if case.input_grad else {}
     for i, layer in enumerate(layers):
         grads.update({f"gradient of function {i} {n}": p.grad for n, p in layer.named_parameters()})
@@ -96,6 +111,13 @@ def check_gradients(ckpt: Checkpointer, case: Case):
     assert_same_grads(actual, expected)
 
 
+def check_forward_value_and_gradients(ckpt: Checkpointer, case: Case):
+    expected = run_region(case)
+    actual = run_region(case, ckpt.checkpoint)
+    assert_same_forward(actual.output, expected.output)
+    assert_same_grads(actual, expected)
+
+
 def check_rng_stream(ckpt: Checkpointer, case: Case):
     run_region(case)
     expected_next_draw = torch.rand(NEXT_DRAW)
@@ -108,6 +130,16 @@ def check_nested_gradients(ckpt: Checkpointer, case: Case):
     expected = run_region(case, **nested)
     actual = run_region(case, ckpt.checkpoint, **nested)
     assert_same_grads(actual, expected)
+
+
+def check_nested_not_considered(ckpt: Checkpointer, case: Case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the 'no input requires grad' warning is reqgrad.reentrant-warns' business
+        output = run_region(case, ckpt.checkpoint, backward=False).output
+    outputs = output if isinstance(output, tuple) else (output,)
+    assert not any(o.requires_grad for o in outputs), (
+        "an output requires grad although only nested tensors do: the reentrant variant considered them"
+    )
 
 
 def check_keyword_gradients(ckpt: Checkpointer, case: Case):
@@ -131,17 +163,23 @@ def check_sequential_gradients(ckpt: Checkpointer, case: SequentialCase):
     assert_same_grads(actual, expected)
 
 
+def check_keywords_rejected(ckpt: Checkpointer, case: Case):
+    with assert_raises(Exception, "an error for keyword arguments under the reentrant variant"):
+        run_region(case, ckpt.checkpoint)  # at the call or at backward: the docs fix neither
+
+
 def reproduce(impl: str, variant: str, check: str, case) -> None:
     """Re-run one check outside pytest (the one-liner note() prints calls this); raises on failure."""
     globals()[check](Checkpointer(load_implementation(impl), variant), case)
     print(f"{check} passed")
 
 
-def explain(ckpt: Checkpointer, check, case) -> None:
+def check_with_reproducer(ckpt: Checkpointer, check, case) -> None:
     """Print (on failure only) a one-line reproducer, and count the kinds of examples for statistics."""
     call = f"reproduce({ckpt.impl.name!r}, {ckpt.variant!r}, {check.__name__!r}, {case!r})"
     code = f"from fixtures.strategies import *; from conformance.suite.test_properties import reproduce; {call}"
-    note(f"reproduce with: python -c {shlex.quote(code)}")
+    shell_safe = not any(c in code for c in '"$`\\!')  # reprs quote strings with ' only, so this is the rule
+    note(f"reproduce with: python -c " + (f'"{code}"' if shell_safe else shlex.quote(code)))
     model = case.model
     event(f"depth={model.depth}, dropout={model.dropout}")
     if isinstance(case, SequentialCase):
@@ -156,46 +194,82 @@ def explain(ckpt: Checkpointer, check, case) -> None:
 @pytest.mark.clause("api.forward-value")
 @given(case=strategies.cases())
 def test_forward_value_equals_the_functions(ckpt, case):
-    explain(ckpt, check_forward_value, case)
+    check_with_reproducer(ckpt, check_forward_value, case)
 
 
 @pytest.mark.clause("api.same-gradients")
 @given(case=strategies.cases())
 def test_gradients_equal_the_uncheckpointed_run(ckpt, case):
-    explain(ckpt, check_gradients, case)
+    check_with_reproducer(ckpt, check_gradients, case)
 
 
 @pytest.mark.clause("rng.same-gradients")
 @given(case=strategies.cases(dropout=strategies.dropouts))
 def test_dropout_gradients_equal_the_uncheckpointed_run(ckpt, case):
-    explain(ckpt, check_gradients, case)
+    check_with_reproducer(ckpt, check_gradients, case)
+
+
+@pytest.mark.clause("rng.same-forward")
+@given(case=strategies.cases(dropout=strategies.dropouts))
+def test_dropout_forward_value_equals_the_uncheckpointed_run(ckpt, case):
+    check_with_reproducer(ckpt, check_forward_value, case)
 
 
 @pytest.mark.clause("rng.draws-between-passes")
 @given(case=strategies.cases(dropout=strategies.dropouts, draws_between=st.integers(1, 3)))
 def test_draws_between_passes_do_not_change_gradients(ckpt, case):
-    explain(ckpt, check_gradients, case)
+    check_with_reproducer(ckpt, check_gradients, case)
 
 
 @pytest.mark.clause("rng.stream-restored")
-@given(case=strategies.cases(dropout=strategies.dropouts))
+@given(case=strategies.cases(dropout=strategies.dropouts, draws_between=st.integers(0, 3)))
 def test_rng_stream_after_backward_is_the_uncheckpointed_runs(ckpt, case):
-    explain(ckpt, check_rng_stream, case)
+    check_with_reproducer(ckpt, check_rng_stream, case)
+
+
+@pytest.mark.clause("nontensor.arguments-pass-through")
+@given(case=strategies.cases(strategies.top_level_inputs(min_literals=1)))
+def test_non_tensor_arguments_reach_the_forward_and_the_recompute(ckpt, case):
+    check_with_reproducer(ckpt, check_forward_value_and_gradients, case)
+
+
+@pytest.mark.clause("reqgrad.non-reentrant-gradients")
+@given(case=strategies.cases(strategies.inputs_without_grad()))
+def test_non_reentrant_parameters_get_gradients_when_no_input_requires_grad(ckpt, case):
+    check_with_reproducer(ckpt, check_gradients, case)  # no input requires grad: only parameters have gradients
 
 
 @pytest.mark.clause("nested.non-reentrant-participates")
 @given(case=strategies.cases(strategies.nested_inputs()))
 def test_nested_tensors_get_the_uncheckpointed_gradients(ckpt, case):
-    explain(ckpt, check_nested_gradients, case)
+    check_with_reproducer(ckpt, check_nested_gradients, case)
+
+
+@pytest.mark.clause("nested.reentrant-not-considered")
+@given(case=strategies.cases(strategies.nested_inputs(top_level_grad=st.just(False))))
+def test_reentrant_output_ignores_nested_tensors(ckpt, case):
+    check_with_reproducer(ckpt, check_nested_not_considered, case)
 
 
 @pytest.mark.clause("sequential.same-results")
 @given(case=strategies.sequential_cases(input_grad=st.just(True)))
 def test_sequential_equals_running_the_functions_in_order(ckpt, case):
-    explain(ckpt, check_sequential, case)
+    check_with_reproducer(ckpt, check_sequential, case)
 
 
 @pytest.mark.clause("rng.same-gradients")
 @given(case=strategies.sequential_cases(dropout=strategies.dropouts, input_grad=st.just(True)))
 def test_sequential_dropout_gradients_equal_the_uncheckpointed_run(ckpt, case):
-    explain(ckpt, check_sequential_gradients, case)
+    check_with_reproducer(ckpt, check_sequential_gradients, case)
+
+
+@pytest.mark.clause("kwargs.non-reentrant-forwarded")
+@given(case=strategies.cases(strategies.keyword_inputs()))
+def test_keyword_arguments_reach_the_function_and_get_gradients(ckpt, case):
+    check_with_reproducer(ckpt, check_keyword_gradients, case)
+
+
+@pytest.mark.clause("kwargs.reentrant-rejected")
+@given(case=strategies.cases(strategies.keyword_inputs()))
+def test_reentrant_rejects_any_keyword_arguments(ckpt, case):
+    check_with_reproducer(ckpt, check_keywords_rejected, case)

@@ -1,0 +1,54 @@
+"""The hypothesis profiles the property tests run under (conformance/hypothesis_profiles.py)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from conformance.hypothesis_profiles import DEFAULT_PROFILE, PROFILES, register_profiles
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def registered():
+    register_profiles()
+
+
+@pytest.mark.parametrize("name", ["ci", "dev", "thorough"])
+def test_profile_is_registered(name):
+    profile = settings.get_profile(name)
+    assert profile.deadline is None, "tiny torch models still vary in speed on shared machines"
+    assert HealthCheck.function_scoped_fixture in profile.suppress_health_check, "the tests take the `ckpt` fixture"
+
+
+def test_ci_profile_is_reproducible_and_bounded():
+    ci = settings.get_profile("ci")
+    assert ci.derandomize, "CI must test the same examples on every run"
+    assert ci.database is None, "a stored failure from an earlier run must not change what CI tests"
+    assert ci.max_examples <= 25, "the ci profile is sized for the property tests to take ~10 s"
+
+
+def test_ci_is_the_default_and_thorough_runs_most():
+    assert DEFAULT_PROFILE == "ci"
+    assert PROFILES["ci"]["max_examples"] < PROFILES["dev"]["max_examples"] < PROFILES["thorough"]["max_examples"]
+
+
+@pytest.mark.parametrize("option, expected", [([], "ci"), (["--hypothesis-profile=thorough"], "thorough")])
+def test_profile_is_selectable_on_the_command_line(option, expected, tmp_path):
+    """The conformance plugin loads ci; --hypothesis-profile=NAME overrides it."""
+    wanted = PROFILES[expected]
+    (tmp_path / "test_profile.py").write_text(
+        "from hypothesis import settings\n"
+        "def test_active_profile():\n"
+        f"    assert settings.default.max_examples == {wanted['max_examples']}\n"
+        f"    assert settings.default.derandomize is {wanted.get('derandomize', False)}\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conformance.plugin", *option,
+         str(tmp_path / "test_profile.py")],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
