@@ -3,13 +3,14 @@
 An adapter maps the contract's call, ``checkpoint(function, *args, use_reentrant=..., preserve_rng_state=...,
 **kwargs)``, onto a third-party API and passes everything else through unchanged, so that the third
 party's own behaviour (including its errors) is what the suite sees. Where the API has no equivalent for
-a keyword, the adapter raises ``TypeError`` naming the implementation, as Python would for an unexpected
-keyword, instead of silently dropping it.
+a keyword or a variant, the adapter raises :class:`Unsupported` naming the implementation, instead of
+silently dropping it.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from importlib import metadata
 
 import torch.nn as nn
@@ -17,6 +18,15 @@ import torch.nn as nn
 # Keywords torch.utils.checkpoint.checkpoint consumes itself (the rest of **kwargs goes to the function).
 # preserve_rng_state is handled separately: every adapter maps it explicitly.
 TORCH_CHECKPOINT_KEYWORDS = ("context_fn", "determinism_check", "debug", "early_stop")
+
+
+class Unsupported(Exception):
+    """The implementation's API cannot express this call (a variant, a keyword, preserve_rng_state=False).
+
+    Deliberately not a TypeError, ValueError or RuntimeError (nor NotImplementedError, a RuntimeError):
+    a test that expects the contract's error for a bad call (CheckpointError falls back to RuntimeError
+    for implementations without one) must not be satisfied by the adapter saying "cannot express".
+    """
 
 
 def distribution_version(distribution: str) -> str:
@@ -28,9 +38,16 @@ def distribution_version(distribution: str) -> str:
 
 
 def require(module: str, distribution: str):
-    """Import a third-party module on first use; a missing package says how to install it."""
+    """Import a third-party module on first use; a missing package says how to install it.
+
+    Warnings raised while importing (Megatron warns that Transformer Engine and Apex are absent) are
+    about the environment, not the checkpoint contract: they are silenced so that they cannot land
+    in the first test that happens to trigger the import.
+    """
     try:
-        return importlib.import_module(module)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return importlib.import_module(module)
     except ImportError as exc:
         raise ImportError(
             f"{module} cannot be imported ({exc}); install {distribution} in this environment "
@@ -59,32 +76,57 @@ class FunctionModule(nn.Module):
 
 
 def reject_keywords(implementation: str, kwargs: dict, names=TORCH_CHECKPOINT_KEYWORDS) -> None:
-    """TypeError for checkpoint keywords the implementation's API does not have."""
+    """Unsupported for checkpoint keywords the implementation's API does not have."""
     present = [name for name in names if name in kwargs]
     if present:
-        raise TypeError(f"{implementation} has no {', '.join(present)} keyword (its API cannot express it)")
+        raise Unsupported(f"{implementation} has no {', '.join(present)} keyword (its API cannot express it)")
 
 
 def require_rng_preserved(implementation: str, preserve_rng_state, what_it_does: str) -> None:
     """For APIs that always stash the RNG state: True is their behaviour, False cannot be expressed."""
     if preserve_rng_state is not True:
-        raise TypeError(f"{implementation} has no preserve_rng_state option: {what_it_does}")
+        raise Unsupported(f"{implementation} has no preserve_rng_state option: {what_it_does}")
 
 
 def check_variant(implementation: str, use_reentrant, supported: str, why: str) -> None:
-    """NotImplementedError for the variant an implementation does not have (None means its default)."""
+    """Unsupported for the variant an implementation does not have (None means its default)."""
     asked = None if use_reentrant is None else ("reentrant" if use_reentrant else "non_reentrant")
     if asked not in (None, supported):
-        raise NotImplementedError(f"{implementation} has no use_reentrant={bool(use_reentrant)} variant: {why}")
+        raise Unsupported(f"{implementation} has no use_reentrant={bool(use_reentrant)} variant: {why}")
 
 
-def no_checkpoint_sequential(implementation: str):
-    """A ``checkpoint_sequential`` for APIs that have none: says so when called."""
+def sequential_over(checkpoint):
+    """A ``checkpoint_sequential`` built from an implementation's own ``checkpoint``, for APIs without one.
+
+    It follows torch's documented algorithm: ``segments`` chunks of consecutive functions, all but the
+    last run through ``checkpoint`` (with ``use_reentrant`` and ``preserve_rng_state`` passed on), the
+    last run plainly; a single input. This is how users of these APIs checkpoint a sequence (one wrapped
+    region per chunk). Adapters do not claim the ``checkpoint_sequential`` feature: the sequential
+    clauses' own rules (segment arithmetic, the single input) are this function's, but every
+    recompute, gradient and RNG stash in it is the implementation's.
+    """
 
     def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
-        raise NotImplementedError(
-            f"{implementation} has no checkpoint_sequential; the adapter does not build one, so that the "
-            "sequential clauses test the implementation and not the adapter"
-        )
+        preserve = kwargs.pop("preserve_rng_state", True)
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if isinstance(functions, nn.Sequential):
+            functions = list(functions.children())
+        segment_size = len(functions) // segments
+        end = -1  # the last chunk is not checkpointed
+        for start in range(0, segment_size * (segments - 1), segment_size):
+            end = start + segment_size - 1
+            input = checkpoint(_chain(functions[start : end + 1]), input,
+                               use_reentrant=use_reentrant, preserve_rng_state=preserve)
+        return _chain(functions[end + 1 :])(input)
 
     return checkpoint_sequential
+
+
+def _chain(functions):
+    def forward(input):
+        for function in functions:
+            input = function(input)
+        return input
+
+    return forward

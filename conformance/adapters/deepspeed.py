@@ -3,7 +3,8 @@
 ``checkpoint(function, *args, **kwargs)`` is DeepSpeed's reentrant ``CheckpointFunction`` (kwargs are
 packed into positional arguments); ``non_reentrant_checkpoint(function, *args)`` is its saved-tensor-hooks
 design (no kwargs). Both always stash the CPU RNG state, the accelerator's RNG state and DeepSpeed's
-model-parallel RNG tracker; neither has preserve_rng_state, torch's newer keywords or a sequential API.
+model-parallel RNG tracker; neither has preserve_rng_state, torch's newer keywords or a sequential API (the adapter builds
+checkpoint_sequential from them, unclaimed).
 Used with the default configuration (``deepspeed.checkpointing.configure`` is never called: no
 partitioning, no CPU offload) and without a distributed init. Install with ``DS_BUILD_OPS=0``.
 """
@@ -12,10 +13,10 @@ from __future__ import annotations
 
 from conformance.adapters._support import (
     distribution_version,
-    no_checkpoint_sequential,
     reject_keywords,
     require,
     require_rng_preserved,
+    sequential_over,
 )
 
 __version__ = distribution_version("deepspeed")
@@ -43,4 +44,4 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
     return checkpointing.checkpoint(function, *args, **kwargs)
 
 
-checkpoint_sequential = no_checkpoint_sequential(NAME)
+checkpoint_sequential = sequential_over(checkpoint)

@@ -3,8 +3,8 @@
 The wrapper patches the module's forward to run FairScale's own ``CheckpointFunction`` (an
 ``autograd.Function``: the reentrant design, forward under ``no_grad``, recompute inside backward). It
 packs keyword arguments and non-tensor outputs itself, always stashes the CPU RNG state (and the CUDA
-one where CUDA is available), and has no non-reentrant mode, no checkpoint_sequential and none of
-torch's newer keywords. The function is wrapped in a fresh ``nn.Module`` per call; keyword arguments
+one where CUDA is available), and has no non-reentrant mode, no checkpoint_sequential (the adapter builds one from the wrapper,
+unclaimed) and none of torch's newer keywords. The function is wrapped in a fresh ``nn.Module`` per call; keyword arguments
 go to its forward, as with the real wrapper.
 """
 
@@ -14,10 +14,10 @@ from conformance.adapters._support import (
     FunctionModule,
     check_variant,
     distribution_version,
-    no_checkpoint_sequential,
     reject_keywords,
     require,
     require_rng_preserved,
+    sequential_over,
 )
 
 __version__ = distribution_version("fairscale")
@@ -25,7 +25,7 @@ NAME = "fairscale.nn.checkpoint.checkpoint_wrapper"
 
 CONFORMANCE_CAPABILITIES = {
     "variants": ["reentrant"],
-    "features": [],  # no preserve_rng_state keyword, no sequential, none of torch's newer keywords
+    "features": [],  # no preserve_rng_state keyword, no sequential API, none of torch's newer keywords
     "devices": ["cpu", "cuda"],
 }
 
@@ -39,4 +39,4 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
     return wrapped(*args, **kwargs)
 
 
-checkpoint_sequential = no_checkpoint_sequential(NAME)
+checkpoint_sequential = sequential_over(checkpoint)

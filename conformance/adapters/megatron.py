@@ -3,8 +3,9 @@
 Megatron's reentrant ``CheckpointFunction``, called with ``distribute_saved_activations=False`` (True
 splits the saved input across a tensor-parallel group). It always stashes the CPU RNG state, the CUDA
 RNG state and the tracker's CUDA RNG states, and has no non-reentrant mode, no kwargs, no
-preserve_rng_state and no sequential API. It is a CUDA library: on a CPU-only torch every call fails
-at its CUDA RNG access (``torch.cuda.random.get_rng_state``), which this row reports as it is.
+preserve_rng_state and no sequential API (the adapter builds one, unclaimed). It is a CUDA library: on
+a CPU-only torch every call fails at its CUDA RNG access (``torch.cuda.random.get_rng_state``), which
+this row reports as it is.
 ``megatron_cpu_patched`` is the same API with the CUDA RNG calls stubbed, to test the rest on CPU.
 """
 
@@ -13,10 +14,10 @@ from __future__ import annotations
 from conformance.adapters._support import (
     check_variant,
     distribution_version,
-    no_checkpoint_sequential,
     reject_keywords,
     require,
     require_rng_preserved,
+    sequential_over,
 )
 
 __version__ = distribution_version("megatron-core")
@@ -41,4 +42,4 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
     return tensor_parallel().checkpoint(function, False, *args, **kwargs)
 
 
-checkpoint_sequential = no_checkpoint_sequential(NAME)
+checkpoint_sequential = sequential_over(checkpoint)

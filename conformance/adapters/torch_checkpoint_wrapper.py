@@ -11,11 +11,11 @@ itself, so it accepts kwargs where ``checkpoint(use_reentrant=True)`` rejects th
 from __future__ import annotations
 
 from conformance.adapters._support import (
-    TORCH_CHECKPOINT_KEYWORDS,
     FunctionModule,
+    TORCH_CHECKPOINT_KEYWORDS,
     distribution_version,
-    no_checkpoint_sequential,
     require,
+    sequential_over,
 )
 from torch.utils.checkpoint import (  # noqa: F401  (torch's global switches and SAC apply to the wrapper too)
     CheckpointError,
@@ -31,7 +31,7 @@ NAME = "torch checkpoint_wrapper"
 
 CONFORMANCE_CAPABILITIES = {
     "variants": ["reentrant", "non_reentrant"],
-    # no checkpoint_sequential (the wrapper has none) and no use_reentrant warning (CheckpointImpl is
+    # no checkpoint_sequential (the wrapper has none; the adapter builds one from wrapped chunks) and no use_reentrant warning (CheckpointImpl is
     # always explicit; the default is NO_REENTRANT).
     "features": [
         "preserve_rng_state", "kwargs", "context_fn", "determinism_check", "debug", "early_stop",
@@ -51,4 +51,4 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
     return wrapped(*args, **kwargs)
 
 
-checkpoint_sequential = no_checkpoint_sequential(NAME)
+checkpoint_sequential = sequential_over(checkpoint)

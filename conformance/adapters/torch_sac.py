@@ -4,8 +4,9 @@
 builds ``create_selective_checkpoint_contexts`` over the matmul-family ops: their outputs are cached in
 the forward and reused in the recompute, every other op (pointwise, dropout, reductions) is recomputed.
 This is the usual production policy (cheap ops recomputed, expensive ones kept). SAC exists only for the
-non-reentrant variant. A caller's own ``context_fn`` is entered inside the SAC contexts, so the policy
-still applies and the caller's contexts see every op the function issues.
+non-reentrant variant. A caller's own ``context_fn`` is entered around the SAC contexts, so the policy
+still applies and the caller's contexts see the ops that really run (not the ones SAC serves from its
+cache in the recompute).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import contextlib
 import functools
 
 import torch
-from conformance.adapters._support import distribution_version, no_checkpoint_sequential
+from conformance.adapters._support import distribution_version, sequential_over
 from torch.utils.checkpoint import (  # noqa: F401  (torch's global switches apply to SAC too)
     CheckpointError,
     CheckpointPolicy,
@@ -41,21 +42,29 @@ _aten = torch.ops.aten
 SAVED_OPS = [_aten.mm.default, _aten.addmm.default, _aten.bmm.default, _aten.baddbmm.default]
 
 
-def _stacked(outer, inner):
-    """One context manager entering ``outer`` then ``inner`` (eager checkpointing accepts any context manager)."""
+class _Stacked:
+    """Enters ``outer`` then ``inner``. Re-enterable, like torch's own contexts: torch enters the recompute
+    context once per recompute, and a region can be recomputed more than once (retain_graph, a
+    backward inside the region). Eager checkpointing accepts any context manager here."""
 
-    @contextlib.contextmanager
-    def both():
-        with outer, inner:
-            yield
+    def __init__(self, outer, inner):
+        self.outer, self.inner = outer, inner
+        self.entered = []
 
-    return both()
+    def __enter__(self):
+        stack = contextlib.ExitStack()
+        stack.enter_context(self.outer)
+        stack.enter_context(self.inner)
+        self.entered.append(stack)
+
+    def __exit__(self, *exc_info):
+        return self.entered.pop().__exit__(*exc_info)
 
 
 def sac_context_fn(user_context_fn=noop_context_fn):
     forward, recompute = create_selective_checkpoint_contexts(SAVED_OPS)
     user_forward, user_recompute = user_context_fn()
-    return _stacked(forward, user_forward), _stacked(recompute, user_recompute)
+    return _Stacked(user_forward, forward), _Stacked(user_recompute, recompute)
 
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, **kwargs):
@@ -69,4 +78,4 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
     )
 
 
-checkpoint_sequential = no_checkpoint_sequential(NAME)
+checkpoint_sequential = sequential_over(checkpoint)

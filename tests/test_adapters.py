@@ -1,0 +1,200 @@
+"""Self-tests of the third-party adapters (conformance/adapters/).
+
+The structural checks run everywhere: every adapter imports without its third-party package, declares
+valid capabilities, and binds through ``--impl=<short name>``. The behavioural smoke checks run where
+the package is installed (each third party lives in its own environment, see docs/THIRD_PARTY.md) and
+skip with the reason elsewhere. The conformance suite itself (``pytest --impl=<adapter>``) is what
+judges the implementations; these checks only guard the adapters' mapping.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import pkgutil
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import conformance.adapters
+from conformance.adapters._support import FunctionModule, Unsupported
+from conformance.binding import load_implementation
+from conformance.capabilities import read_capabilities
+
+ADAPTERS = sorted(m.name for m in pkgutil.iter_modules(conformance.adapters.__path__) if not m.name.startswith("_"))
+
+# adapter -> (top-level package it needs, the variant it lacks or None, always stashes RNG)
+THIRD_PARTY = {
+    "fairscale": ("fairscale", "non_reentrant", True),
+    "deepspeed": ("deepspeed", None, True),
+    "megatron": ("megatron.core", "non_reentrant", True),
+    "megatron_cpu_patched": ("megatron.core", "non_reentrant", True),
+    "torch_checkpoint_wrapper": ("torch.distributed", None, False),
+    "torch_composable": ("torch.distributed", "reentrant", False),
+    "torch_sac": ("torch", "reentrant", False),
+}
+# What a call in the variant an adapter lacks raises: torch's own APIs refuse it themselves.
+MISSING_VARIANT_ERROR = {"torch_composable": NotImplementedError, "torch_sac": ValueError}
+BLOCKED = ("fairscale", "deepspeed", "megatron")
+
+
+def test_the_adapter_table_lists_every_adapter():
+    assert sorted(THIRD_PARTY) == ADAPTERS
+
+
+def test_adapters_import_without_their_third_party_packages():
+    """A fresh interpreter where fairscale, deepspeed and megatron cannot be imported still imports
+    every adapter, and none of them imports its package at module load."""
+    code = f"""
+import importlib, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {BLOCKED!r}:
+            raise ImportError("blocked by test_adapters: " + name)
+sys.meta_path.insert(0, Block())
+for name in {ADAPTERS!r}:
+    importlib.import_module("conformance.adapters." + name)
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in {BLOCKED!r})
+assert not loaded, loaded
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_adapter_declares_valid_capabilities_and_binds(name):
+    module = importlib.import_module(f"conformance.adapters.{name}")
+    capabilities = read_capabilities(module)
+    assert capabilities.declared, f"{name} must declare CONFORMANCE_CAPABILITIES"
+    assert capabilities.variants and capabilities.devices
+    impl = load_implementation(name)  # the short --impl name resolves to the adapter
+    assert impl.module is module
+    assert isinstance(module.__version__, str) and module.__version__
+    assert callable(module.checkpoint) and callable(module.checkpoint_sequential)
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_a_missing_package_is_reported_with_how_to_install_it(name, monkeypatch):
+    package = THIRD_PARTY[name][0]
+    if package.startswith("torch"):
+        pytest.skip("torch-based adapter: torch is always installed")
+    top = package.split(".")[0]
+    for loaded in [m for m in sys.modules if m.split(".")[0] == top]:
+        monkeypatch.delitem(sys.modules, loaded)
+    monkeypatch.setitem(sys.modules, top, None)  # makes `import top...` raise ImportError
+    module = importlib.import_module(f"conformance.adapters.{name}")
+    with pytest.raises(ImportError, match="install"):
+        module.checkpoint(torch.sin, torch.ones(2, requires_grad=True), use_reentrant=True)
+
+
+def test_function_module_registers_the_parameters_the_function_uses():
+    linear = torch.nn.Linear(2, 2)
+    for function in (linear, linear.forward):
+        assert {id(p) for p in FunctionModule(function).parameters()} == {id(p) for p in linear.parameters()}
+    assert list(FunctionModule(torch.sin).parameters()) == []
+
+
+# ------------------------------------------------------------------ behaviour, where the package is installed
+
+
+def _installed(name):
+    package = THIRD_PARTY[name][0]
+    try:
+        found = importlib.util.find_spec(package) is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        pytest.skip(f"{package} is not installed here; run in its environment (docs/THIRD_PARTY.md)")
+    if name == "megatron" and not torch.cuda.is_available():
+        pytest.skip("unpatched Megatron needs CUDA (megatron_cpu_patched covers CPU)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return importlib.import_module(f"conformance.adapters.{name}")
+
+
+def _claimed_variants(name):
+    lacking = THIRD_PARTY[name][1]
+    return [v for v in ("reentrant", "non_reentrant") if v != lacking]
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_adapter_checkpoints_a_function_in_each_claimed_variant(name):
+    module = _installed(name)
+    weight = torch.randn(3, 3, requires_grad=True)
+
+    def function(x):
+        return torch.tanh(x @ weight).sin()
+
+    for variant in _claimed_variants(name):
+        x = torch.randn(4, 3, requires_grad=True)
+        out = module.checkpoint(function, x, use_reentrant=variant == "reentrant")
+        torch.testing.assert_close(out, function(x))
+        out.sum().backward()
+        expected = torch.autograd.grad(function(x).sum(), (x, weight))
+        torch.testing.assert_close((x.grad, weight.grad), expected)
+        weight.grad = None
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_adapter_builds_checkpoint_sequential_from_its_checkpoint_without_claiming_it(name):
+    module = _installed(name)
+    assert "checkpoint_sequential" not in read_capabilities(module).features
+    layers = [torch.nn.Linear(3, 3) for _ in range(4)]
+    for variant in _claimed_variants(name):
+        x = torch.randn(2, 3, requires_grad=True)
+        out = module.checkpoint_sequential(layers, 2, x, use_reentrant=variant == "reentrant")
+        torch.testing.assert_close(out, torch.nn.Sequential(*layers)(x))
+        out.sum().backward()  # .backward(): the reentrant variants reject autograd.grad
+        (expected,) = torch.autograd.grad(torch.nn.Sequential(*layers)(x).sum(), x)
+        torch.testing.assert_close(x.grad, expected)
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_adapter_says_what_it_lacks(name):
+    module = _installed(name)
+    x = torch.randn(2, requires_grad=True)
+    lacking, always_stashes = THIRD_PARTY[name][1], THIRD_PARTY[name][2]
+    if lacking is not None:
+        with pytest.raises(MISSING_VARIANT_ERROR.get(name, Unsupported)):
+            module.checkpoint(torch.sin, x, use_reentrant=lacking == "reentrant")
+    if always_stashes:
+        with pytest.raises(Unsupported, match="preserve_rng_state"):
+            module.checkpoint(torch.sin, x, use_reentrant=True, preserve_rng_state=False)
+        with pytest.raises(Unsupported, match="context_fn"):
+            module.checkpoint(torch.sin, x, use_reentrant=True, context_fn=contextlib.nullcontext)
+
+
+def test_unsupported_cannot_pass_for_a_contract_error():
+    """A test expecting the contract's error (TypeError, ValueError, RuntimeError/CheckpointError) must
+    not be satisfied by an adapter saying its API cannot express the call."""
+    assert not issubclass(Unsupported, (TypeError, ValueError, RuntimeError))
+
+
+class _RecordOps(TorchDispatchMode):
+    def __init__(self, seen):
+        super().__init__()
+        self.seen = seen
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.seen.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+def test_sac_saves_matmuls_and_recomputes_the_rest():
+    from conformance.adapters import torch_sac
+
+    recomputed = []
+    x, weight = torch.randn(4, 3, requires_grad=True), torch.randn(3, 3, requires_grad=True)
+    out = torch_sac.checkpoint(
+        lambda x: torch.sin(x @ weight).exp(), x, use_reentrant=False,  # exp saves its output: sin must rerun
+        context_fn=lambda: (contextlib.nullcontext(), _RecordOps(recomputed)),
+    )
+    out.sum().backward()
+    aten = torch.ops.aten
+    assert aten.sin.default in recomputed, "the pointwise op is recomputed"
+    assert aten.mm.default not in recomputed, "the matmul is served from SAC's cache, not recomputed"
