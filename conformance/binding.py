@@ -97,6 +97,9 @@ class Checkpointer:
         # Where an implementation has no CheckpointError, RuntimeError is its documented base.
         return self.impl.checkpoint_error or RuntimeError
 
+    def __repr__(self):  # short: hypothesis prints it in every falsifying example
+        return f"Checkpointer({self.impl.name!r}, {self.variant!r})"
+
     def checkpoint(self, function, *args, **kwargs):
         return self.impl.module.checkpoint(function, *args, use_reentrant=self.use_reentrant, **kwargs)
 

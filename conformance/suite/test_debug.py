@@ -6,6 +6,7 @@ ordinary error prose contains.
 """
 
 import contextlib
+import logging
 
 import pytest
 
@@ -14,6 +15,14 @@ from fixtures.functions import ChangesBetweenPasses
 from fixtures.inputs import leaf
 
 OPERATORS = ("sinh", "atan")
+
+
+@pytest.fixture(autouse=True)
+def tolerate_malformed_log_records(monkeypatch):
+    """The clause is about the error message, not logs. An implementation's debug mode may log too:
+    torch 2.13 logs each op with malformed format arguments, which pytest >= 9.2's log capture turns
+    into a test error unless logging is told to ignore handler errors."""
+    monkeypatch.setattr(logging, "raiseExceptions", False)
 
 
 def checkpoint_error_message(ckpt, **kwargs):
