@@ -29,6 +29,8 @@ DEFAULT_PROFILE = "ci"
 
 
 def register_profiles() -> None:
+    # Derive from hypothesis's pristine "default" profile: with CI=true in the environment, hypothesis
+    # loads its own "ci" profile first, and profiles would otherwise inherit its derandomize=True.
     for name, options in PROFILES.items():
-        settings.register_profile(name, **options)
+        settings.register_profile(name, parent=settings.get_profile("default"), **options)
     settings.load_profile(DEFAULT_PROFILE)  # --hypothesis-profile, read later by hypothesis's plugin, overrides

@@ -19,6 +19,14 @@ import torch.nn as nn
 # preserve_rng_state is handled separately: every adapter maps it explicitly.
 TORCH_CHECKPOINT_KEYWORDS = ("context_fn", "determinism_check", "debug", "early_stop")
 
+# What torch's own wrappers inherit from torch.utils.checkpoint. Not checkpoint_sequential (they have
+# none; sequential_over builds one from wrapped chunks) nor the use_reentrant warning (they always
+# choose the variant themselves).
+TORCH_WRAPPER_FEATURES = [
+    "preserve_rng_state", "kwargs", "context_fn", "determinism_check", "debug", "early_stop",
+    "selective_checkpointing", "graph_exec_group",
+]
+
 
 class Unsupported(Exception):
     """The implementation's API cannot express this call (a variant, a keyword, preserve_rng_state=False).

@@ -13,6 +13,7 @@ from __future__ import annotations
 from conformance.adapters._support import (
     FunctionModule,
     TORCH_CHECKPOINT_KEYWORDS,
+    TORCH_WRAPPER_FEATURES,
     distribution_version,
     require,
     sequential_over,
@@ -31,12 +32,7 @@ NAME = "torch checkpoint_wrapper"
 
 CONFORMANCE_CAPABILITIES = {
     "variants": ["reentrant", "non_reentrant"],
-    # no checkpoint_sequential (the wrapper has none; the adapter builds one from wrapped chunks) and no use_reentrant warning (CheckpointImpl is
-    # always explicit; the default is NO_REENTRANT).
-    "features": [
-        "preserve_rng_state", "kwargs", "context_fn", "determinism_check", "debug", "early_stop",
-        "selective_checkpointing", "graph_exec_group",
-    ],
+    "features": TORCH_WRAPPER_FEATURES,
     "devices": ["cpu", "cuda"],
 }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from conformance.adapters._support import (
     FunctionModule,
     TORCH_CHECKPOINT_KEYWORDS,
+    TORCH_WRAPPER_FEATURES,
     distribution_version,
     require,
     sequential_over,
@@ -29,10 +30,7 @@ NAME = "torch.distributed._composable.checkpoint"
 
 CONFORMANCE_CAPABILITIES = {
     "variants": ["non_reentrant"],
-    "features": [
-        "preserve_rng_state", "kwargs", "context_fn", "determinism_check", "debug", "early_stop",
-        "selective_checkpointing", "graph_exec_group",
-    ],
+    "features": TORCH_WRAPPER_FEATURES,
     "devices": ["cpu", "cuda"],
 }
 

@@ -15,7 +15,7 @@ import contextlib
 import functools
 
 import torch
-from conformance.adapters._support import distribution_version, sequential_over
+from conformance.adapters._support import TORCH_WRAPPER_FEATURES, distribution_version, sequential_over
 from torch.utils.checkpoint import (  # noqa: F401  (torch's global switches apply to SAC too)
     CheckpointError,
     CheckpointPolicy,
@@ -31,10 +31,7 @@ NAME = "torch selective activation checkpointing"
 
 CONFORMANCE_CAPABILITIES = {
     "variants": ["non_reentrant"],
-    "features": [
-        "preserve_rng_state", "kwargs", "context_fn", "determinism_check", "debug", "early_stop",
-        "selective_checkpointing", "graph_exec_group",
-    ],
+    "features": TORCH_WRAPPER_FEATURES,
     "devices": ["cpu", "cuda"],
 }
 
