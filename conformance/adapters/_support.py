@@ -15,6 +15,8 @@ from importlib import metadata
 
 import torch.nn as nn
 
+from reference_impl import sequential as reference_sequential
+
 # Keywords torch.utils.checkpoint.checkpoint consumes itself (the rest of **kwargs goes to the function).
 # preserve_rng_state is handled separately: every adapter maps it explicitly.
 TORCH_CHECKPOINT_KEYWORDS = ("context_fn", "determinism_check", "debug", "early_stop")
@@ -106,35 +108,17 @@ def check_variant(implementation: str, use_reentrant, supported: str, why: str) 
 def sequential_over(checkpoint):
     """A ``checkpoint_sequential`` built from an implementation's own ``checkpoint``, for APIs without one.
 
-    It follows torch's documented algorithm: ``segments`` chunks of consecutive functions, all but the
-    last run through ``checkpoint`` (with ``use_reentrant`` and ``preserve_rng_state`` passed on), the
-    last run plainly; a single input. This is how users of these APIs checkpoint a sequence (one wrapped
-    region per chunk). Adapters do not claim the ``checkpoint_sequential`` feature: the sequential
-    clauses' own rules (segment arithmetic, the single input) are this function's, but every
-    recompute, gradient and RNG stash in it is the implementation's.
+    The split is the reference implementation's (the documented one: ``segments`` chunks, all but the
+    last through ``checkpoint``, the last run plainly; a single input). This is how users of these APIs
+    checkpoint a sequence (one wrapped region per chunk). Adapters do not claim the
+    ``checkpoint_sequential`` feature: the segment arithmetic is the reference's, but every recompute,
+    gradient and RNG stash in it is the implementation's.
     """
 
     def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
         preserve = kwargs.pop("preserve_rng_state", True)
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        if isinstance(functions, nn.Sequential):
-            functions = list(functions.children())
-        segment_size = len(functions) // segments
-        end = -1  # the last chunk is not checkpointed
-        for start in range(0, segment_size * (segments - 1), segment_size):
-            end = start + segment_size - 1
-            input = checkpoint(_chain(functions[start : end + 1]), input,
-                               use_reentrant=use_reentrant, preserve_rng_state=preserve)
-        return _chain(functions[end + 1 :])(input)
+        return reference_sequential.checkpoint_sequential(checkpoint, functions, segments, input, use_reentrant, preserve)
 
     return checkpoint_sequential
-
-
-def _chain(functions):
-    def forward(input):
-        for function in functions:
-            input = function(input)
-        return input
-
-    return forward

@@ -179,7 +179,7 @@ def check_with_reproducer(ckpt: Checkpointer, check, case) -> None:
     call = f"reproduce({ckpt.impl.name!r}, {ckpt.variant!r}, {check.__name__!r}, {case!r})"
     code = f"from fixtures.strategies import *; from conformance.suite.test_properties import reproduce; {call}"
     shell_safe = not any(c in code for c in '"$`\\!')  # reprs quote strings with ' only, so this is the rule
-    note(f"reproduce with: python -c " + (f'"{code}"' if shell_safe else shlex.quote(code)))
+    note("reproduce with: python -c " + (f'"{code}"' if shell_safe else shlex.quote(code)))
     model = case.model
     event(f"depth={model.depth}, dropout={model.dropout}")
     if isinstance(case, SequentialCase):

@@ -3,7 +3,6 @@
 import warnings
 
 import pytest
-import torch
 
 from conformance.assertions import assert_no_gradients, assert_same_gradients, assert_warns, parameter_grads
 from fixtures.inputs import leaf

@@ -6,7 +6,7 @@ import contextlib
 import torch
 
 from tests.mutants._call_wrappers import on_calls
-from tests.mutants._sequential_over import sequential_over
+from conformance.adapters._support import sequential_over
 from tests.mutants._torch_based import checkpoint as _checkpoint
 
 

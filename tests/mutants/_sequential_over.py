@@ -1,5 +1,6 @@
-"""checkpoint_sequential built over any checkpoint function, for mutants that change checkpoint
-(torch's own checkpoint_sequential would call torch's checkpoint) or break the split itself."""
+"""checkpoint_sequential with a breakable split, for the mutants that get the segmenting wrong.
+(Mutants that only change checkpoint use conformance.adapters._support.sequential_over, the
+documented split over any checkpoint.)"""
 
 import torch
 

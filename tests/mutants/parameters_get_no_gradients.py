@@ -4,7 +4,7 @@ inside the region never get a gradient. Every test that compares parameter gradi
 reentrant variant flags it, not only api.same-gradients'."""
 
 from tests.mutants._mini_reentrant import Switches, reentrant_checkpoint
-from tests.mutants._sequential_over import sequential_over
+from conformance.adapters._support import sequential_over
 from tests.mutants._torch_based import CheckpointError  # noqa: F401
 from tests.mutants._torch_based import checkpoint as _checkpoint
 
