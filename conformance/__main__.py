@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from conformance.vocabulary import DEVICES, VARIANTS
+
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
@@ -22,9 +24,9 @@ def main(argv=None) -> int:
     )
     run.add_argument("--impl", action="append", required=True, metavar="MODULE",
                      help="implementation under test, as for pytest --impl (repeatable)")
-    run.add_argument("--variant", action="append", choices=("reentrant", "non_reentrant", "both"),
+    run.add_argument("--variant", action="append", choices=(*VARIANTS, "both"),
                      help="variant(s) to run, each in its own run (repeatable; default: both)")
-    run.add_argument("--device", action="append", choices=("cpu", "cuda", "all"),
+    run.add_argument("--device", action="append", choices=(*DEVICES, "all"),
                      help="device(s) to run, each in its own run (repeatable; default: cpu)")
     run.add_argument("--clause", action="append", default=[], metavar="ID",
                      help="only the tests of this clause or area id (repeatable)")
@@ -47,6 +49,9 @@ def main(argv=None) -> int:
                         help="the HTML file to write (default: reports/index.html)")
     report.add_argument("--baseline", action="append", type=Path, default=[], metavar="OLD.json",
                         help="earlier results to compare with (repeatable): the page lists cells whose verdict changed")
+    report.add_argument("--expectations", type=Path, default=None, metavar="TOML",
+                        help="judge the results again against this expectations file (e.g. after editing "
+                        "conformance/expectations.toml), without re-running: statuses stay, expectations are recomputed")
     report.add_argument("--title", default="Activation checkpointing conformance")
 
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -66,7 +71,8 @@ def main(argv=None) -> int:
 
     try:
         results = [f for p in args.results for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
-        path = write_report(results, args.output, baseline=args.baseline, title=args.title)
+        path = write_report(results, args.output, baseline=args.baseline, title=args.title,
+                            expectations=args.expectations)
     except (OSError, ValueError) as exc:
         print(f"python -m conformance report: {exc}", file=sys.stderr)
         return 2

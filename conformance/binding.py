@@ -5,6 +5,10 @@ adapter name (a module in ``conformance/adapters/``, e.g. ``fairscale``) or any 
 module that exposes ``checkpoint`` and ``checkpoint_sequential`` (and optionally ``CheckpointError``
 and ``CONFORMANCE_CAPABILITIES``). Tests never call the module directly: they get a
 :class:`Checkpointer`, bound to one variant, that always passes ``use_reentrant`` explicitly.
+
+An implementation has one canonical id, whatever spelling selected it: an adapter's short name
+(``torch_composable``, also for ``--impl=conformance.adapters.torch_composable``), a module's declared
+``CONFORMANCE_ID``, or else its module name. Expectations, capabilities and report columns key on it.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ from importlib import metadata
 from types import ModuleType
 
 from conformance.capabilities import Capabilities, CapabilityError, read_capabilities
+from conformance.vocabulary import CHECKPOINT_ERROR_FALLBACK, OPTIONAL_NAMES, REQUIRED_NAMES
 
 DEFAULT_IMPL = "reference_impl"
 ADAPTERS_PACKAGE = "conformance.adapters"
-REQUIRED = ("checkpoint", "checkpoint_sequential")
+ID_ATTRIBUTE = "CONFORMANCE_ID"
 
 
 class BindingError(Exception):
@@ -28,9 +33,14 @@ class BindingError(Exception):
 
 @dataclass(frozen=True)
 class Implementation:
-    name: str  # as given to --impl
+    id: str  # canonical: the same whatever spelling of --impl selected it
     module: ModuleType
     capabilities: Capabilities
+
+    @property
+    def name(self) -> str:
+        """What people call it (an adapter's NAME, e.g. the third-party API it maps), for display."""
+        return str(getattr(self.module, "NAME", self.id))
 
     @property
     def version(self) -> str:
@@ -47,6 +57,12 @@ def _resolve_module_name(name: str) -> str:
     return name
 
 
+def canonical_id(module_name: str) -> str:
+    """The id of the implementation a module name (as given, or resolved) stands for, without
+    importing it: adapters go by their short name. (A module's CONFORMANCE_ID, if any, is read at load.)"""
+    return module_name.removeprefix(f"{ADAPTERS_PACKAGE}.")
+
+
 def load_implementation(name: str) -> Implementation:
     module_name = _resolve_module_name(name)
     try:
@@ -54,7 +70,7 @@ def load_implementation(name: str) -> Implementation:
     except Exception as exc:  # any import failure is the user's module's, reported in one line
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
         raise BindingError(f"--impl={name}: cannot import module {module_name!r} ({reason})") from None
-    missing = [attr for attr in REQUIRED if not callable(getattr(module, attr, None))]
+    missing = [attr for attr in REQUIRED_NAMES if not callable(getattr(module, attr, None))]
     if missing:
         raise BindingError(
             f"--impl={name}: module {module_name!r} lacks {', '.join(missing)}; an implementation must "
@@ -66,7 +82,8 @@ def load_implementation(name: str) -> Implementation:
         capabilities = read_capabilities(module)
     except CapabilityError as exc:
         raise BindingError(f"--impl={name}: {exc}") from None
-    return Implementation(name=name, module=module, capabilities=capabilities)
+    return Implementation(id=str(getattr(module, ID_ATTRIBUTE, None) or canonical_id(module.__name__)),
+                          module=module, capabilities=capabilities)
 
 
 def module_version(module: ModuleType) -> str:
@@ -95,10 +112,10 @@ class Checkpointer:
     @property
     def CheckpointError(self) -> type[BaseException]:
         # Where an implementation has no CheckpointError, RuntimeError is its documented base.
-        return self.impl.checkpoint_error or RuntimeError
+        return self.impl.checkpoint_error or CHECKPOINT_ERROR_FALLBACK
 
     def __repr__(self):  # short: hypothesis prints it in every falsifying example
-        return f"Checkpointer({self.impl.name!r}, {self.variant!r})"
+        return f"Checkpointer({self.impl.id!r}, {self.variant!r})"
 
     def checkpoint(self, function, *args, **kwargs):
         return self.impl.module.checkpoint(function, *args, use_reentrant=self.use_reentrant, **kwargs)
@@ -110,4 +127,10 @@ class Checkpointer:
 
     def __getattr__(self, name):
         # Module-level helpers of the implementation (set_checkpoint_early_stop, ...).
-        return getattr(self.impl.module, name)
+        try:
+            return getattr(self.impl.module, name)
+        except AttributeError:
+            if name not in OPTIONAL_NAMES:
+                raise
+            raise AttributeError(f"{self.impl.id} does not provide {name} (part of the optional feature "
+                                 f"{OPTIONAL_NAMES[name]!r})") from None

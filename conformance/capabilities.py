@@ -1,40 +1,26 @@
-"""What an implementation claims to support.
+"""What an implementation supports: declared by it, or inferred from the names it provides.
 
 An implementation (or its adapter) may declare, as a module attribute::
 
     CONFORMANCE_CAPABILITIES = {
         "variants": ["reentrant", "non_reentrant"],   # which use_reentrant values it implements
-        "features": ["checkpoint_sequential", ...],    # optional parts of the API, see FEATURES
+        "features": ["checkpoint_sequential", ...],    # optional parts of the API (vocabulary.FEATURES)
         "devices": ["cpu", "cuda"],
     }
 
-Omitted keys, or no declaration at all, mean "everything": a drop-in torch.utils.checkpoint
-claims the whole contract. Tests of unclaimed parts still run: a failure is reported as
-*unsupported*, a pass as *unclaimed but working*, so a declaration is checked both ways.
+A declared key wins. An omitted key (or no declaration) is inferred: every variant and device, and
+every feature except those whose optional helper the module lacks (vocabulary.OPTIONAL_NAMES: a
+module without ``set_checkpoint_early_stop`` does not provide ``early_stop``). Tests of what is not
+claimed still run: a failure reads *unsupported*, a pass *unclaimed but working*, so a claim is
+checked both ways.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 
-from conformance.registry import VARIANTS
-
-DEVICES = ("cpu", "cuda")
-
-# Optional parts of the torch.utils.checkpoint API. A clause lists the ones it needs (clauses.toml).
-FEATURES = {
-    "checkpoint_sequential": "checkpoint_sequential(functions, segments, input, ...)",
-    "preserve_rng_state": "the preserve_rng_state keyword and RNG stashing",
-    "kwargs": "keyword arguments forwarded to the function (non-reentrant)",
-    "context_fn": "the context_fn keyword (non-reentrant)",
-    "determinism_check": "the determinism_check keyword and CheckpointError (non-reentrant)",
-    "debug": "debug=True and set_checkpoint_debug_enabled (non-reentrant)",
-    "early_stop": "early stop: the early_stop keyword and set_checkpoint_early_stop (non-reentrant)",
-    "selective_checkpointing": "create_selective_checkpoint_contexts / CheckpointPolicy",
-    "use_reentrant_warning": "the warning when use_reentrant is not passed",
-    "graph_exec_group": "GraphExecGroup",
-}
+from conformance.vocabulary import DEVICES, FEATURES, OPTIONAL_NAMES, VARIANTS
 
 ATTRIBUTE = "CONFORMANCE_CAPABILITIES"
 
@@ -48,20 +34,38 @@ class Capabilities:
     variants: frozenset[str] = frozenset(VARIANTS)
     features: frozenset[str] = frozenset(FEATURES)
     devices: frozenset[str] = frozenset(DEVICES)
-    declared: bool = False  # False: no declaration, everything is claimed
+    declared: tuple[str, ...] = ()  # the keys the module declared; the others were inferred
+    not_provided: dict[str, str] = field(default_factory=dict)  # inferred-absent feature -> the missing name
+
+    @property
+    def source(self) -> str:
+        return "declared" if len(self.declared) == 3 else "declared in part" if self.declared else "inferred"
 
     def unclaimed(self, *, variant: str | None, device: str | None, features=()) -> list[str]:
-        """What a test needs that the implementation does not claim (empty: all claimed)."""
+        """What a test needs that the implementation does not claim (empty: all claimed), each
+        with why: ``"feature early_stop (not provided: set_checkpoint_early_stop)"``."""
         missing = [f"variant {variant}"] * (variant is not None and variant not in self.variants)
         missing += [f"device {device}"] * (device is not None and device not in self.devices)
-        missing += [f"feature {f}" for f in features if f not in self.features]
+        for feature in dict.fromkeys(features):
+            if feature in self.not_provided:
+                missing.append(f"feature {feature} (not provided: {self.not_provided[feature]})")
+            elif feature not in self.features:
+                missing.append(f"feature {feature}")
         return missing
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "declared": list(self.declared), "variants": sorted(self.variants),
+                "features": sorted(self.features), "devices": sorted(self.devices),
+                "not_provided": dict(self.not_provided)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Capabilities":
+        return cls(frozenset(data["variants"]), frozenset(data["features"]), frozenset(data["devices"]),
+                   tuple(data.get("declared", ())), dict(data.get("not_provided", {})))
 
 
 def read_capabilities(module: ModuleType) -> Capabilities:
-    declared = getattr(module, ATTRIBUTE, None)
-    if declared is None:
-        return Capabilities()
+    declared = getattr(module, ATTRIBUTE, None) or {}
     known = {"variants": set(VARIANTS), "features": set(FEATURES), "devices": set(DEVICES)}
     unknown_keys = set(declared) - set(known)
     if unknown_keys:
@@ -72,4 +76,10 @@ def read_capabilities(module: ModuleType) -> Capabilities:
         if not claimed <= allowed:
             raise CapabilityError(f"{ATTRIBUTE}[{key!r}] names unknown {sorted(claimed - allowed)}; known: {sorted(allowed)}")
         values[key] = frozenset(claimed)
-    return Capabilities(**values, declared=True)
+    not_provided = {}
+    if "features" not in declared:
+        for name, feature in OPTIONAL_NAMES.items():
+            if not hasattr(module, name):
+                not_provided.setdefault(feature, name)
+        values["features"] = values["features"] - set(not_provided)
+    return Capabilities(**values, declared=tuple(k for k in known if k in declared), not_provided=not_provided)

@@ -1,20 +1,29 @@
-"""Declared known deviations (``expectations.toml``): which tests of which implementation are
-expected to fail, and why. Matching is pure data; the plugin turns matches into strict xfails."""
+"""What is expected of a test that is not simply expected to pass, and why.
+
+Two sources, both pure data: the declared known deviations of named implementations
+(``expectations.toml``), and the capabilities an implementation claims or provides
+(conformance/capabilities.py). :func:`expected_for` combines them for one test. The plugin applies it
+at collection (a deviation becomes a strict xfail, an unclaimed capability a non-strict one), and the
+report applies it again to judge recorded results against an edited expectations file.
+"""
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from conformance.registry import load_clauses
+from conformance.binding import canonical_id
+from conformance.capabilities import Capabilities
+from conformance.registry import Clause, load_clauses
+from conformance.results import Expected, Results
 
 EXPECTATIONS_PATH = Path(__file__).with_name("expectations.toml")
 
 
 @dataclass(frozen=True)
 class Deviation:
-    impl: str
+    impl: str  # the implementation's canonical id (any spelling in the file is canonicalized)
     clause: str
     reason: str
     variant: str | None = None
@@ -37,10 +46,45 @@ def load_deviations(path: Path = EXPECTATIONS_PATH) -> list[Deviation]:
     known = load_clauses()
     deviations = []
     for entry in entries:
-        deviation = Deviation(**entry)
+        deviation = Deviation(**{**entry, "impl": canonical_id(entry.get("impl", ""))})
         if deviation.clause not in known:
             raise ValueError(f"{path}: deviation names unknown clause {deviation.clause!r}")
         if not deviation.reason.strip():
             raise ValueError(f"{path}: deviation for {deviation.impl}/{deviation.clause} has no reason")
         deviations.append(deviation)
     return deviations
+
+
+def expected_for(*, impl: str, capabilities: Capabilities, clause_ids, variant: str | None, device: str | None,
+                 nodeid: str, deviations: list[Deviation], clauses: dict[str, Clause]) -> Expected | None:
+    """What is expected of one test of ``impl``: a declared deviation first, else an unclaimed
+    capability, else nothing (it is expected to pass)."""
+    for deviation in deviations:
+        if deviation.matches(impl=impl, clauses=clause_ids, variant=variant, device=device, nodeid=nodeid):
+            return Expected("deviation", deviation.reason)
+    features = [f for cid in clause_ids if cid in clauses for f in clauses[cid].features]
+    unclaimed = capabilities.unclaimed(variant=variant, device=device, features=features)
+    if unclaimed:
+        return Expected("unsupported", f"{impl} does not claim {', '.join(unclaimed)}")
+    return None
+
+
+def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Clause] | None = None) -> Results:
+    """The same results judged against other expectations: statuses stay, ``expected`` is recomputed.
+
+    The capabilities are those the run recorded in its header; a header without them (schema 1)
+    keeps each record's own "unsupported" expectation and is judged again for deviations only."""
+    clauses = load_clauses() if clauses is None else clauses
+    header = results.header
+    impl = canonical_id(str(header.get("implementation", "")))
+    recorded = header.get("capabilities")
+    capabilities = Capabilities.from_json(recorded) if isinstance(recorded, dict) else None
+    records = []
+    for record in results.records:
+        expected = expected_for(impl=impl, capabilities=capabilities or Capabilities(), clause_ids=record.clauses,
+                                variant=record.variant, device=record.device, nodeid=record.nodeid,
+                                deviations=deviations, clauses=clauses)
+        if capabilities is None and expected is None and record.expected and record.expected.kind == "unsupported":
+            expected = record.expected
+        records.append(replace(record, expected=expected))
+    return Results(header=header, records=records)

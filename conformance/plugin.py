@@ -1,8 +1,11 @@
-"""The pytest plugin: options, the implementation under test, clause checks, verdict marks, summary.
+"""The pytest plugin: options, the implementation under test, clause checks, expectation marks, summary.
 
-Registered by the ``pytest11`` entry point when installed, and by ``-p conformance.plugin`` (see
-pyproject.toml) in a source checkout. Its hooks touch only tests that carry a ``clause`` marker or
-live in the conformance suite, so it stays inert in other projects.
+It is loaded only where the conformance suite runs, never into other projects: by ``-p
+conformance.plugin`` in this repository's pytest configuration (pyproject.toml), and explicitly for
+an installed harness (``pytest -p conformance.plugin --pyargs conformance.suite --impl=...``). There is
+deliberately no ``pytest11`` entry point: installed, it would add ``--device`` and friends to every
+pytest run in the environment. Importing it changes nothing; the hypothesis profiles are registered,
+and the default one loaded, when pytest configures a run with it.
 """
 
 from __future__ import annotations
@@ -11,16 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance import binding, expectations, registry
-from conformance.capabilities import DEVICES
-from conformance.hypothesis_profiles import register_profiles
+from conformance import binding, expectations, hypothesis_profiles, registry
 from conformance.recording import Recorder, clause_ids_of, item_param
+from conformance.vocabulary import DEVICES, VARIANTS
 
 SUITE_DIR = Path(__file__).with_name("suite")
 IMPLEMENTATION = pytest.StashKey["binding.Implementation"]()
 UNTESTED = pytest.StashKey[list]()
-
-register_profiles()
 
 
 def pytest_addoption(parser):
@@ -32,9 +32,9 @@ def pytest_addoption(parser):
         help=f"implementation under test: an importable module exposing the torch.utils.checkpoint API, "
         f"or an adapter's short name (default: {binding.DEFAULT_IMPL})",
     )
-    group.addoption("--variant", choices=("reentrant", "non_reentrant", "both"), default="both",
+    group.addoption("--variant", choices=(*VARIANTS, "both"), default="both",
                     help="which use_reentrant variant(s) to test (default: both)")
-    group.addoption("--device", choices=("cpu", "cuda", "all"), default="all",
+    group.addoption("--device", choices=(*DEVICES, "all"), default="all",
                     help="devices for device-parametrized tests; CUDA tests skip where CUDA is absent (default: all)")
     group.addoption("--clause", action="append", default=[], metavar="ID",
                     help="run only the tests of this clause id or area id (repeatable)")
@@ -44,8 +44,12 @@ def pytest_addoption(parser):
                     help="the declared known deviations (default: the harness's expectations.toml)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads the --hypothesis-profile it was given
 def pytest_configure(config):
     config.addinivalue_line("markers", "clause(*ids): the specification clause(s) a conformance test checks")
+    hypothesis_profiles.register_profiles()
+    if config.getoption("hypothesis_profile", None) is None:  # an explicit --hypothesis-profile wins
+        hypothesis_profiles.load_default_profile()
     try:
         clauses = registry.load_clauses()
     except registry.RegistryError as exc:
@@ -56,7 +60,8 @@ def pytest_configure(config):
     if config.getoption("impl") is not None:
         implementation(config)  # fail fast on a bad --impl, before collection
     if config.getoption("results") and not hasattr(config, "workerinput"):  # xdist: controller only
-        config.pluginmanager.register(Recorder(config, config.getoption("results")), "conformance-recorder")
+        recorder = Recorder(config, config.getoption("results"), header_fields=lambda: _header_fields(config))
+        config.pluginmanager.register(recorder, "conformance-recorder")
 
 
 def implementation(config) -> binding.Implementation:
@@ -67,6 +72,17 @@ def implementation(config) -> binding.Implementation:
         except binding.BindingError as exc:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[IMPLEMENTATION]
+
+
+def _header_fields(config) -> dict:
+    impl = implementation(config)
+    return {
+        "implementation": impl.id,
+        "implementation_name": impl.name,
+        "implementation_module": impl.module.__name__,
+        "implementation_version": impl.version,
+        "capabilities": impl.capabilities.to_json(),
+    }
 
 
 def _in_suite(path: Path) -> bool:
@@ -85,7 +101,7 @@ def pytest_generate_tests(metafunc):
         pytest.fail(f"{metafunc.definition.nodeid}: unknown clause id(s) {unknown} (see conformance/clauses.toml)", pytrace=False)
     config = metafunc.config
     if "variant" in metafunc.fixturenames:
-        bound = [v for v in registry.VARIANTS if all(v in clauses[i].variants for i in ids)]
+        bound = [v for v in VARIANTS if all(v in clauses[i].variants for i in ids)]
         if not bound:
             pytest.fail(f"{metafunc.definition.nodeid}: clauses {ids} bind no common variant", pytrace=False)
         metafunc.parametrize("variant", bound)  # --variant deselects the others after collection
@@ -119,7 +135,7 @@ def pytest_collection_modifyitems(session, config, items):
     for item in items:
         ids = clause_ids_of(item)
         if ids:
-            _mark_verdict(item, ids, impl, deviations, clauses)
+            _mark_expected(item, ids, impl, deviations, clauses)
 
 
 def _select(config, items):
@@ -140,27 +156,26 @@ def _select(config, items):
         items[:] = keep
 
 
-def _mark_verdict(item, ids, impl, deviations, clauses):
-    """Expected deviations become strict xfails; unclaimed capabilities become non-strict xfails."""
-    variant, device = item_param(item, "variant"), item_param(item, "device")
-    item.user_properties += [("clauses", list(ids)), ("variant", variant), ("device", device or "cpu")]
-    for deviation in deviations:
-        if deviation.matches(impl=impl.name, clauses=ids, variant=variant, device=device or "cpu", nodeid=item.nodeid):
-            item.add_marker(pytest.mark.xfail(reason=f"expected deviation: {deviation.reason}", strict=True))
-            item.user_properties.append(("expected", "expected_deviation"))
-            return
-    features = [f for i in ids for f in clauses[i].features]
-    unclaimed = impl.capabilities.unclaimed(variant=variant, device=device, features=features)
-    if unclaimed:
-        item.add_marker(pytest.mark.xfail(reason=f"unsupported: {impl.name} does not claim {', '.join(unclaimed)}", strict=False))
-        item.user_properties.append(("expected", "unsupported"))
+def _mark_expected(item, ids, impl, deviations, clauses):
+    """Record what is expected of the test; a declared deviation becomes a strict xfail (the run
+    fails if it stops happening), an unclaimed capability a non-strict one."""
+    variant, device = item_param(item, "variant"), item_param(item, "device") or "cpu"
+    expected = expectations.expected_for(impl=impl.id, capabilities=impl.capabilities, clause_ids=ids,
+                                         variant=variant, device=device, nodeid=item.nodeid,
+                                         deviations=deviations, clauses=clauses)
+    item.user_properties += [("clauses", list(ids)), ("variant", variant), ("device", device),
+                             ("expected", expected and {"kind": expected.kind, "reason": expected.reason})]
+    if expected is not None:
+        strict = expected.kind == "deviation"
+        item.add_marker(pytest.mark.xfail(reason=f"{'expected deviation' if strict else 'unsupported'}: {expected.reason}",
+                                          strict=strict))
 
 
 def pytest_report_header(config):
     if config.getoption("impl") is None and IMPLEMENTATION not in config.stash:
         return None
     impl = implementation(config)
-    return f"conformance: --impl={impl.name} ({impl.module.__name__} {impl.version}), variant={config.getoption('variant')}, device={config.getoption('device')}"
+    return f"conformance: {impl.id} ({impl.module.__name__} {impl.version}; capabilities {impl.capabilities.source}), variant={config.getoption('variant')}, device={config.getoption('device')}"
 
 
 def pytest_terminal_summary(terminalreporter, config):

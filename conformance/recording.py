@@ -1,7 +1,10 @@
 """Recording: turns pytest's per-phase reports into one :class:`~conformance.results.Record` per test.
 
-Works under pytest-xdist: the clause ids, variant, device and expected verdict travel on
-``report.user_properties`` (set at collection by the plugin), so the controller needs no items.
+A record keeps what happened (``status``) apart from what was expected (``expected``): the plugin
+turns expectations into xfail marks, so pytest's own outcome (xfailed, strict XPASS) is translated
+back into the plain status here. Works under pytest-xdist: the clause ids, variant, device and
+expectation travel on ``report.user_properties`` (set at collection by the plugin), so the
+controller needs no items. It does not import the plugin: the plugin hands it the header's source.
 """
 
 from __future__ import annotations
@@ -11,11 +14,13 @@ import json
 import platform
 import sys
 from pathlib import Path
+from typing import Callable
 
 import conformance
 from conformance.results import Record, Results, write_results
 
 MESSAGE_LIMIT = 4000
+STRICT_XPASS = "[XPASS(strict)]"  # pytest's longrepr for a strict xfail test that passed
 
 
 def clause_ids_of(node) -> list[str]:
@@ -40,24 +45,25 @@ def _message(report) -> str:
     return text.removeprefix("Skipped: ")[:MESSAGE_LIMIT]
 
 
-def outcome_of(report, expected: str | None) -> str:
-    """The verdict of one phase report; ``expected`` is the plugin's xfail kind, if any."""
+def status_of(report) -> str:
+    """What happened in one phase, with pytest's xfail bookkeeping taken back out."""
     if report.when != "call":
-        if report.failed:
-            return "error"
-        return "skip" if report.skipped else "pass"
-    if hasattr(report, "wasxfail"):
-        return "unclaimed_pass" if report.passed else (expected or "expected_deviation")
-    if report.passed:
+        return "error" if report.failed else "skip" if report.skipped else "pass"
+    if hasattr(report, "wasxfail"):  # an expected failure: xfailed (it failed) or non-strict XPASS
+        return "fail" if report.skipped else "pass"
+    if report.failed and str(report.longrepr).startswith(STRICT_XPASS):
         return "pass"
-    return "skip" if report.skipped else "fail"
+    return "pass" if report.passed else "skip" if report.skipped else "fail"
 
 
 class Recorder:
-    """A pytest plugin object: streams start/record events and writes the results file at the end."""
+    """A pytest plugin object: streams start/record events and writes the results file at the end.
 
-    def __init__(self, config, path):
+    ``header_fields`` gives the implementation-specific part of the header (the plugin's binding)."""
+
+    def __init__(self, config, path, header_fields: Callable[[], dict]):
         self.config = config
+        self.header_fields = header_fields
         self.path = Path(path)
         self.stream_path = self.path.with_suffix(".jsonl")
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -76,38 +82,31 @@ class Recorder:
         props = dict(report.user_properties)
         if "clauses" not in props:
             return  # not a conformance test
-        outcome = outcome_of(report, props.get("expected"))
-        message = _message(report)
-        if outcome == "fail" and message.startswith("[XPASS(strict)]"):
-            message = "expected deviation did not occur (remove it from expectations.toml): " + message
+        status, message = status_of(report), _message(report)
+        if report.when == "call" and status == "pass" and message.startswith(STRICT_XPASS):
+            message = "the declared deviation did not occur (remove it from expectations.toml): " + message
         record = self.records.get(report.nodeid)
         if record is None:
             record = self.records[report.nodeid] = Record(
-                report.nodeid, props["clauses"], props.get("variant"), props.get("device"), outcome, message
-            )
-        elif report.when == "call" or outcome == "error" and record.outcome == "pass":
-            record.outcome, record.message = outcome, message
+                report.nodeid, props["clauses"], props["variant"], props["device"], status,
+                props.get("expected"), message)
+        elif report.when == "call" or status == "error" and record.status == "pass":
+            record.status, record.message = status, message
         record.duration += report.duration
         if report.when == "teardown":
-            self._emit({"event": "record", **record.__dict__})
+            self._emit({"event": "record", **_as_json(record)})
 
     def pytest_sessionfinish(self, session, exitstatus):
         self.stream.close()
         write_results(self.path, Results(header=self.header(int(exitstatus)), records=list(self.records.values())))
 
     def header(self, exitstatus: int) -> dict:
-        from conformance.plugin import implementation  # the plugin owns the binding
-
         import hypothesis
         import torch
 
-        impl = implementation(self.config)
         current = hypothesis.settings()
         return {
-            "implementation": impl.name,
-            "implementation_module": impl.module.__name__,
-            "implementation_version": impl.version,
-            "capabilities_declared": impl.capabilities.declared,
+            **self.header_fields(),
             "torch": torch.__version__,
             "cuda_available": torch.cuda.is_available(),
             "python": sys.version.split()[0],
@@ -125,6 +124,10 @@ class Recorder:
             "finished": _now(),
             "exit": exitstatus,
         }
+
+
+def _as_json(record: Record) -> dict:
+    return Results(header={}, records=[record]).to_json()["records"][0]
 
 
 def _now() -> str:

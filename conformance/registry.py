@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from conformance.vocabulary import VARIANTS
+
 CLAUSES_PATH = Path(__file__).with_name("clauses.toml")
 
-VARIANTS = ("reentrant", "non_reentrant")
 LEVELS = ("MUST", "SHOULD", "MAY")
 TEXT_KINDS = ("quote", "paraphrase")
 

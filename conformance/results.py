@@ -1,16 +1,26 @@
 """The machine-readable results of one run: a header and one record per test.
 
-This module is the contract between recording (conformance/recording.py, pytest side) and
-rendering (conformance/report/, which knows nothing about pytest). It imports neither.
+This module is the contract between recording (conformance/recording.py, pytest side), the runner
+(conformance/run/) and rendering (conformance/report/, which knows nothing about pytest). It imports
+none of them.
 
-File format (JSON)::
+File format (JSON), schema 2::
 
-    {"schema": 1,
-     "header": {"implementation", "implementation_version", "torch", "python", "platform",
-                "device", "variant", "harness", "hypothesis", "started", "finished", "exit",
+    {"schema": 2,
+     "header": {"implementation" (the canonical id), "implementation_name", "implementation_module",
+                "implementation_version", "capabilities": {"source", "variants", "features",
+                "devices", "not_provided"}, "torch", "python", "platform", "device", "variant",
+                "harness", "hypothesis", "started", "finished", "exit",
                 "supervisor" (only from ``python -m conformance run``: attempts, limits, log)},
-     "records": [{"nodeid", "clauses": [...], "variant", "device", "outcome", "message",
-                  "duration"}, ...]}
+     "records": [{"nodeid", "clauses": [...], "variant", "device",
+                  "status": what happened (vocabulary.STATUSES),
+                  "expected": null (expected to pass) or {"kind": "deviation" | "unsupported", "reason"},
+                  "message", "duration"}, ...]}
+
+A record's verdict is derived, never stored: :func:`conformance.vocabulary.verdict` of its status and
+expected kind. So results can be judged again against another expectations file without re-running
+(``python -m conformance report --expectations FILE``). Schema 1 files (one ``outcome`` field that
+mixed both) are read and converted.
 
 A streaming companion (``<results>.jsonl``, one JSON object a line, flushed per line) has
 ``{"event": "start", "nodeid": ...}`` before each test and ``{"event": "record", ...record}``
@@ -25,20 +35,21 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-SCHEMA = 1
+from conformance.vocabulary import EXPECTED_KINDS, STATUSES, verdict
 
-# Every verdict a record can carry. The first seven are the report's cell verdicts.
-OUTCOMES = (
-    "pass",
-    "fail",  # the implementation violated the clause (or an expected deviation stopped happening)
-    "expected_deviation",  # a declared, known deviation (expectations.toml) happened
-    "unsupported",  # the implementation does not claim what the test needs, and it failed
-    "crash",  # the process died during the test
-    "timeout",  # the test did not finish in time
-    "skip",  # not applicable here (e.g. CUDA absent); the message says why
-    "unclaimed_pass",  # the implementation does not claim it, yet the test passed
-    "error",  # the test could not run (fixture/setup failure): a harness or adapter problem
-)
+SCHEMA = 2
+
+
+@dataclass(frozen=True)
+class Expected:
+    """Why a test is not simply expected to pass."""
+
+    kind: str  # vocabulary.EXPECTED_KINDS
+    reason: str
+
+    def __post_init__(self):
+        if self.kind not in EXPECTED_KINDS:
+            raise ValueError(f"unknown expectation kind {self.kind!r}")
 
 
 @dataclass
@@ -47,13 +58,20 @@ class Record:
     clauses: list[str]
     variant: str | None
     device: str | None
-    outcome: str
+    status: str
+    expected: Expected | None = None
     message: str = ""
     duration: float = 0.0
 
     def __post_init__(self):
-        if self.outcome not in OUTCOMES:
-            raise ValueError(f"unknown outcome {self.outcome!r}")
+        if isinstance(self.expected, dict):
+            self.expected = Expected(**self.expected)
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown status {self.status!r}")
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.status, self.expected.kind if self.expected else None)
 
 
 @dataclass
@@ -66,9 +84,30 @@ class Results:
 
     @classmethod
     def from_json(cls, data: dict) -> "Results":
-        if data.get("schema") != SCHEMA:
-            raise ValueError(f"unsupported results schema {data.get('schema')!r} (expected {SCHEMA})")
+        schema = data.get("schema")
+        if schema == 1:
+            return cls(header=data["header"], records=[_from_schema_1(r) for r in data["records"]])
+        if schema != SCHEMA:
+            raise ValueError(f"results schema {schema!r} is not supported (this harness reads schemas 1 and {SCHEMA})")
         return cls(header=data["header"], records=[Record(**r) for r in data["records"]])
+
+
+# Schema 1 kept one `outcome`: a status, or a verdict that folded the expectation in.
+_SCHEMA_1 = {
+    "expected_deviation": ("fail", "deviation"),
+    "unsupported": ("fail", "unsupported"),
+    "unclaimed_pass": ("pass", "unsupported"),
+}
+_STALE_PREFIX = "expected deviation did not occur"
+
+
+def _from_schema_1(data: dict) -> Record:
+    data = dict(data)
+    outcome, message = data.pop("outcome"), data.get("message", "")
+    status, kind = _SCHEMA_1.get(outcome, (outcome, None))
+    if outcome == "fail" and message.startswith(_STALE_PREFIX):  # schema 1's "fail" for a vanished deviation
+        status, kind = "pass", "deviation"
+    return Record(**data, status=status, expected=Expected(kind, "(recorded by schema 1)") if kind else None)
 
 
 def write_atomically(path: str | os.PathLike, text: str) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from torch import nn
 
+from conformance.vocabulary import sequential_segments
+
 
 def _run(functions, start, stop):
     """A function that runs functions[start], ..., functions[stop - 1] in order on one input."""
@@ -24,11 +26,8 @@ def checkpoint_sequential(checkpoint, functions, segments, input, use_reentrant,
     """
     if isinstance(functions, nn.Sequential):
         functions = list(functions.children())
-    size = len(functions) // segments
     stop = 0
-    # range() refuses a zero step: more segments than functions is an error, not a silent no-op.
-    for start in range(0, size * (segments - 1), size):
-        stop = start + size
+    for start, stop in sequential_segments(len(functions), segments):
         input = checkpoint(_run(functions, start, stop), input, use_reentrant=use_reentrant,
                            preserve_rng_state=preserve_rng_state)
     return _run(functions, stop, len(functions))(input)

@@ -17,7 +17,7 @@ def registered():
     register_profiles()
 
 
-@pytest.mark.parametrize("name", ["ci", "dev", "thorough"])
+@pytest.mark.parametrize("name", ["conformance-ci", "conformance-dev", "conformance-thorough"])
 def test_profile_is_registered(name):
     profile = settings.get_profile(name)
     assert profile.deadline is None, "tiny torch models still vary in speed on shared machines"
@@ -25,20 +25,22 @@ def test_profile_is_registered(name):
 
 
 def test_ci_profile_is_reproducible_and_bounded():
-    ci = settings.get_profile("ci")
+    ci = settings.get_profile("conformance-ci")
     assert ci.derandomize, "CI must test the same examples on every run"
     assert ci.database is None, "a stored failure from an earlier run must not change what CI tests"
     assert ci.max_examples <= 25, "the ci profile is sized for the property tests to take ~10 s"
 
 
 def test_ci_is_the_default_and_thorough_runs_most():
-    assert DEFAULT_PROFILE == "ci"
-    assert PROFILES["ci"]["max_examples"] < PROFILES["dev"]["max_examples"] < PROFILES["thorough"]["max_examples"]
+    assert DEFAULT_PROFILE == "conformance-ci"
+    examples = [PROFILES[f"conformance-{name}"]["max_examples"] for name in ("ci", "dev", "thorough")]
+    assert examples == sorted(examples) and len(set(examples)) == 3
 
 
-@pytest.mark.parametrize("option, expected", [([], "ci"), (["--hypothesis-profile=thorough"], "thorough")])
+@pytest.mark.parametrize("option, expected", [([], "conformance-ci"),
+                                              (["--hypothesis-profile=conformance-thorough"], "conformance-thorough")])
 def test_profile_is_selectable_on_the_command_line(option, expected, tmp_path):
-    """The conformance plugin loads ci; --hypothesis-profile=NAME overrides it."""
+    """The conformance plugin loads conformance-ci; --hypothesis-profile=NAME overrides it."""
     wanted = PROFILES[expected]
     (tmp_path / "test_profile.py").write_text(
         "from hypothesis import settings\n"

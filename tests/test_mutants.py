@@ -9,6 +9,7 @@ import pytest
 from conformance.recording import clause_ids_of
 from conformance.registry import load_clauses
 from conformance.results import read_results
+from conformance.vocabulary import SEVERE
 from tests.mutants import mutant_names
 
 # Clauses no mutant can violate on this kind of machine, with the reason. Keep it short.
@@ -55,10 +56,10 @@ def test_mutant_is_flagged_by_its_target_clause(name, tmp_path, files_by_clause)
     targets = mutant.TARGET_CLAUSES
     assert targets and set(targets) <= set(load_clauses()), f"{name}: TARGET_CLAUSES must name known clauses"
     records = run_suite(tmp_path, f"tests.mutants.{name}", targets, {f for c in targets for f in files_by_clause[c]})
-    flagged = {c for r in records if r.outcome == "fail" for c in r.clauses}
+    flagged = {c for r in records if r.verdict == "fail" for c in r.clauses}
     unflagged = [c for c in targets if c not in flagged]
-    skips = {r.message for r in records if r.outcome == "skip" and set(r.clauses) & set(unflagged)}
-    if unflagged and all(r.outcome == "skip" for r in records if set(r.clauses) & set(unflagged)) and skips:
+    skips = {r.message for r in records if r.status == "skip" and set(r.clauses) & set(unflagged)}
+    if unflagged and all(r.status == "skip" for r in records if set(r.clauses) & set(unflagged)) and skips:
         pytest.skip(f"{name}: {unflagged} cannot be observed here ({'; '.join(sorted(skips))})")
     assert not unflagged, f"mutant {name} ({mutant.BREAKS}) is not flagged by {unflagged}"
 
@@ -76,5 +77,5 @@ def test_correct_implementations_pass_every_clause(impl, tmp_path):
     pytest.main([f"--impl={impl}", f"--results={results}", "-q", "-p", "no:cacheprovider", "conformance/suite"])
     records = read_results(results).records
     assert records, "the suite ran no test"
-    bad = [f"{r.nodeid}: {r.outcome}: {r.message[:200]}" for r in records if r.outcome in ("fail", "error", "crash", "timeout")]
+    bad = [f"{r.nodeid}: {r.verdict}: {r.message[:200]}" for r in records if r.verdict in SEVERE]
     assert not bad, f"{impl} does not pass the suite:\n" + "\n".join(bad)

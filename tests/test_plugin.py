@@ -134,7 +134,7 @@ def test_results_file_has_header_and_one_record_per_test(pytester, suite, tmp_pa
     for key in ("implementation", "implementation_version", "torch", "python", "device", "harness", "hypothesis"):
         assert key in results.header, key
     assert results.header["implementation"] == "torch.utils.checkpoint"
-    assert sorted((r.variant, r.outcome) for r in results.records) == [
+    assert sorted((r.variant, r.status) for r in results.records) == [
         ("non_reentrant", "pass"), ("reentrant", "pass"), ("reentrant", "pass")]
     assert {tuple(r.clauses) for r in results.records} == {("api.forward-value",), ("gradapi.reentrant-rejects-grad",)}
     assert [p.name for p in out.parent.iterdir() if p.name.startswith(".")] == [], "a temporary file was left"
@@ -157,11 +157,16 @@ def test_unclaimed_variant_is_unsupported_not_failed(pytester, suite, tmp_path):
     _impl_module(pytester.path, "nr_only", {"variants": ["non_reentrant"]}, broken=True)
     out = tmp_path / "r.json"
     inner(pytester, "--impl=nr_only", f"--results={out}")
-    outcomes = {(r.nodeid.split("::")[1], r.outcome) for r in read_results(out).records}
+    records = read_results(out).records
+    verdicts = {(r.nodeid.split("::")[1], r.verdict) for r in records}
     # broken everywhere: the claimed variant fails, the unclaimed one is "unsupported";
     # the reentrant-only test passes although unclaimed: "unclaimed but working".
-    assert outcomes == {("test_both[non_reentrant]", "fail"), ("test_both[reentrant]", "unsupported"),
+    assert verdicts == {("test_both[non_reentrant]", "fail"), ("test_both[reentrant]", "unsupported"),
                         ("test_reentrant_only[reentrant]", "unclaimed_pass")}
+    # what happened stays apart from what was expected
+    assert {(r.nodeid.split("::")[1], r.status, r.expected and r.expected.kind) for r in records} == {
+        ("test_both[non_reentrant]", "fail", None), ("test_both[reentrant]", "fail", "unsupported"),
+        ("test_reentrant_only[reentrant]", "pass", "unsupported")}
 
 
 def test_declared_deviation_is_expected_and_a_vanished_one_fails(pytester, suite, tmp_path):
@@ -182,10 +187,12 @@ def test_declared_deviation_is_expected_and_a_vanished_one_fails(pytester, suite
     out = tmp_path / "r.json"
     inner(pytester, "--impl=off_by_one", f"--expectations={expectations}", f"--results={out}")
     records = {r.nodeid.split("::")[1]: r for r in read_results(out).records}
-    assert records["test_both[reentrant]"].outcome == "expected_deviation"
-    assert records["test_both[non_reentrant]"].outcome == "fail"
-    assert records["test_reentrant_only[reentrant]"].outcome == "fail"
-    assert "expected deviation did not occur" in records["test_reentrant_only[reentrant]"].message
+    assert records["test_both[reentrant]"].verdict == "expected_deviation"
+    assert records["test_both[reentrant]"].status == "fail" and records["test_both[reentrant]"].expected.reason == "adds one"
+    assert records["test_both[non_reentrant]"].verdict == "fail"
+    fixed = records["test_reentrant_only[reentrant]"]
+    assert (fixed.status, fixed.verdict) == ("pass", "fixed_deviation")
+    assert "deviation did not occur" in fixed.message
 
 
 def test_cuda_tests_skip_with_a_reason_without_cuda(pytester, suite):
@@ -200,3 +207,47 @@ def test_cuda_tests_skip_with_a_reason_without_cuda(pytester, suite):
     result = inner(pytester, "--impl=torch.utils.checkpoint", "--variant=reentrant", "-rs")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*CUDA is not available*"])
+
+
+def test_one_implementation_has_one_id_whatever_spelling_selected_it(tmp_path):
+    """An adapter's short name and its module path are the same implementation: same id, same
+    declared deviations (torch_composable's debug deviations), same verdicts, one report column."""
+    results = {}
+    for spelling in ("torch_composable", "conformance.adapters.torch_composable"):
+        out = tmp_path / f"{spelling}.json"
+        run_pytest(f"--impl={spelling}", "--clause=debug", "-p", "no:cacheprovider", f"--results={out}")
+        results[spelling] = read_results(out)
+    short, long = results.values()
+    assert short.header["implementation"] == long.header["implementation"] == "torch_composable"
+    verdicts = [sorted((r.nodeid, r.status, r.verdict) for r in res.records) for res in (short, long)]
+    assert verdicts[0] == verdicts[1]
+    assert any(v == "expected_deviation" for _, _, v in verdicts[0]), "the declared deviations must apply"
+    from conformance.report import build
+
+    assert build([("a.json", short), ("b.json", long)]).implementations == ["torch_composable"]
+
+
+MINIMAL_MODULE = """
+# Only the two required functions; correct in what they do (they are torch's).
+from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+"""
+
+
+def test_a_module_without_the_optional_helpers_has_no_failures(pytester, tmp_path, monkeypatch):
+    write_module(tmp_path, "minimal_ckpt", MINIMAL_MODULE)
+    monkeypatch.setenv("PYTHONPATH", f"{REPO}:{tmp_path}")
+    out = tmp_path / "r.json"
+    subprocess.run([sys.executable, "-m", "pytest", "--impl=minimal_ckpt", "-q", "-p", "no:cacheprovider",
+                    f"--results={out}"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    results = read_results(out)
+    bad = [f"{r.nodeid}: {r.verdict}: {r.message[:150]}" for r in results.records
+           if r.verdict in ("fail", "error", "crash", "timeout")]
+    assert not bad, "\n".join(bad)
+    capabilities = results.header["capabilities"]
+    assert capabilities["source"] == "inferred"
+    assert capabilities["not_provided"] == {"early_stop": "set_checkpoint_early_stop", "debug": "set_checkpoint_debug_enabled",
+                                            "selective_checkpointing": "create_selective_checkpoint_contexts",
+                                            "graph_exec_group": "GraphExecGroup"}
+    unsupported = [r for r in results.records if r.verdict == "unsupported"]
+    assert unsupported, "the tests of the helpers it lacks must read unsupported"
+    assert all("not provided: " in r.expected.reason for r in unsupported)

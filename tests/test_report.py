@@ -10,9 +10,10 @@ import pytest
 from conformance.__main__ import main
 from conformance.registry import Clause
 from conformance.report import build, compare, render_page
-from conformance.report.model import NA, NOT_RUN, SEVERITY, Column, worst
+from conformance.report.model import NA, NOT_RUN, Column
 from conformance.report.render import environment
-from conformance.results import Record, Results, write_results
+from conformance.results import Expected, Record, Results, write_results
+from conformance.vocabulary import SEVERITY, worst
 
 MARKUP = "<script>alert(1)</script><b>bold</b> & \"quoted\""
 
@@ -26,10 +27,20 @@ CLAUSES = {
 }
 
 
+# A verdict that folds an expectation in, as the (status, expected kind) a run records for it.
+AS_RECORDED = {"expected_deviation": ("fail", "deviation"), "fixed_deviation": ("pass", "deviation"),
+               "unsupported": ("fail", "unsupported"), "unclaimed_pass": ("pass", "unsupported")}
+
+
+def record(nodeid, clause, variant, verdict, message=""):
+    status, kind = AS_RECORDED.get(verdict, (verdict, None))
+    return Record(nodeid, [clause], variant, "cpu", status, Expected(kind, "declared") if kind else None, message)
+
+
 def results(impl, *records, device="cpu", **header):
-    """Results of one run; records are (clause, variant, outcome[, message])."""
-    recs = [Record(f"t.py::test_{i}[{variant}]", [clause], variant, "cpu", outcome, *rest)
-            for i, (clause, variant, outcome, *rest) in enumerate(records)]
+    """Results of one run; records are (clause, variant, verdict[, message])."""
+    recs = [record(f"t.py::test_{i}[{variant}]", clause, variant, verdict, *rest)
+            for i, (clause, variant, verdict, *rest) in enumerate(records)]
     return Results(header={"implementation": impl, "device": device, "variant": "both", **header}, records=recs)
 
 
@@ -52,7 +63,7 @@ def test_a_cell_takes_the_worst_outcome_of_its_tests(outcomes, expected):
 
 
 def test_the_severity_order_is_the_documented_one():
-    assert SEVERITY[:4] == ("fail", "crash", "timeout", "error") and SEVERITY[-1] == "pass"
+    assert SEVERITY[:4] == ("fail", "crash", "timeout", "error") and SEVERITY[-2:] == ("pass", "n/a")
 
 
 def test_cells_are_n_a_where_the_clause_does_not_bind_the_variant_and_not_run_without_records():
@@ -68,12 +79,12 @@ def test_cells_are_n_a_where_the_clause_does_not_bind_the_variant_and_not_run_wi
 
 
 def test_columns_come_from_the_run_device_and_the_records_variants():
-    cuda = results("impl", ("api.value", "reentrant", "pass"), ("api.value", None, "skip"), device="cuda")
+    cuda = results("impl", ("api.value", "reentrant", "pass"), device="cuda")
     both = results("impl", ("api.value", "non_reentrant", "pass"), device="all")
     other = results("other", ("api.value", "reentrant", "pass"))
     m = matrix_of(other, cuda, both)
     assert m.columns == [Column("other", "reentrant", "cpu"), Column("impl", "reentrant", "cuda"),
-                         Column("impl", "non_reentrant", "cpu")]  # records with no variant ("no-variant") are dropped
+                         Column("impl", "non_reentrant", "cpu")]
     assert m.implementations == ["other", "impl"]
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from conformance.__main__ import main
-from conformance.results import Record, Results, write_results
+from conformance.results import Results, write_results
+from tests.test_report import record
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = Path(os.environ.get("CONFORMANCE_ARTIFACTS", REPO / "reports" / "artifacts"))
@@ -33,7 +34,7 @@ def run(impl, variant, *records):
     return Results(
         header={"implementation": impl, "implementation_version": "1.0", "variant": variant, "device": "cpu",
                 "torch": "2.13.0", "python": "3.11", "platform": "Linux"},
-        records=[Record(f"conformance/suite/test_x.py::test_{c.replace('.', '_')}[{variant}]", [c], variant, "cpu", o, m)
+        records=[record(f"conformance/suite/test_x.py::test_{c.replace('.', '_')}[{variant}]", c, variant, o, m)
                  for c, o, m in records],
     )
 

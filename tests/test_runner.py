@@ -44,15 +44,15 @@ def test_ledger_merges_attempts_and_names_what_never_ran():
     tests = [{"nodeid": f"t[{i}]", "clauses": [f"c.{i}"], "variant": "reentrant", "device": "cpu"} for i in range(4)]
     ledger.plan({"header": {"implementation": "m"}, "tests": tests})
     ledger.record({"event": "record", "nodeid": "t[0]", "clauses": ["c.0"], "variant": "reentrant", "device": "cpu",
-                   "outcome": "pass", "message": "", "duration": 0.1})
+                   "status": "pass", "message": "", "duration": 0.1})
     crash = ledger.died("t[1]", "crash", "died")
     ledger.plan({"header": {"implementation": "other"}, "tests": tests[2:]})  # a later attempt's plan
     assert crash.clauses == ["c.1"] and crash.variant == "reentrant"
     assert ledger.remaining() == ["t[2]", "t[3]"]
-    ledger.close_remaining("timeout", "not run")
+    ledger.close_remaining("not_run", "the run was stopped")
     results = ledger.results(exit=1)
     assert [r.nodeid for r in results.records] == ["t[0]", "t[1]", "t[2]", "t[3]"]
-    assert [r.outcome for r in results.records] == ["pass", "crash", "timeout", "timeout"]
+    assert [r.status for r in results.records] == ["pass", "crash", "not_run", "not_run"]
     assert results.header == {"implementation": "m", "exit": 1}
 
 
@@ -93,7 +93,7 @@ FAKE_PYTEST = textwrap.dedent('''
             while True: time.sleep(1)
         if action == "pytest-timeout":
             print("+" * 20 + " Timeout " + "+" * 20, flush=True); os._exit(1)
-        emit({"event": "record", **test, "outcome": action, "message": "", "duration": 0.0})
+        emit({"event": "record", **test, "status": action, "message": "", "duration": 0.0})
     open(results, "w").write("{}")
 ''')
 
@@ -127,7 +127,7 @@ def supervise(tmp_path, limits=Limits(test_timeout=30, run_timeout=60)):
 def test_a_crash_is_recorded_and_the_rest_still_runs(tmp_path, fake_pytest):
     calls = fake_pytest({"t[a]": "pass", "t[b]": "die", "t[c]": "fail", "t[d]": "die", "t[e]": "pass"})
     outcome, records, header = supervise(tmp_path)
-    assert {n: r.outcome for n, r in records.items()} == {
+    assert {n: r.status for n, r in records.items()} == {
         "t[a]": "pass", "t[b]": "crash", "t[c]": "fail", "t[d]": "crash", "t[e]": "pass"}
     assert "killed by signal SIGKILL" in records["t[b]"].message and records["t[b]"].clauses == ["c.t[b]"]
     assert calls == [[], ["--deselect=t[a]", "--deselect=t[b]"],
@@ -139,23 +139,23 @@ def test_a_crash_is_recorded_and_the_rest_still_runs(tmp_path, fake_pytest):
 def test_a_test_pytest_timeout_ended_is_a_timeout(tmp_path, fake_pytest):
     fake_pytest({"t[a]": "pytest-timeout", "t[b]": "pass"})
     _, records, _ = supervise(tmp_path)
-    assert records["t[a]"].outcome == "timeout" and "pytest-timeout ended the process" in records["t[a]"].message
-    assert records["t[b]"].outcome == "pass"
+    assert records["t[a]"].status == "timeout" and "pytest-timeout ended the process" in records["t[a]"].message
+    assert records["t[b]"].status == "pass"
 
 
 def test_a_hang_pytest_timeout_cannot_end_is_killed(tmp_path, fake_pytest):
     fake_pytest({"t[a]": "hang", "t[b]": "pass"})
     _, records, _ = supervise(tmp_path, Limits(test_timeout=0.5, run_timeout=60, grace=0.5))
-    assert records["t[a]"].outcome == "timeout" and "the supervisor killed the process" in records["t[a]"].message
-    assert records["t[b]"].outcome == "pass"
+    assert records["t[a]"].status == "timeout" and "the supervisor killed the process" in records["t[a]"].message
+    assert records["t[b]"].status == "pass"
 
 
 def test_the_whole_run_bound_times_out_the_running_test_and_every_test_left(tmp_path, fake_pytest):
     fake_pytest({"t[a]": "pass", "t[b]": "hang", "t[c]": "pass", "t[d]": "pass"})
     outcome, records, _ = supervise(tmp_path, Limits(test_timeout=60, run_timeout=3))
-    assert [r.outcome for r in records.values()] == ["pass", "timeout", "timeout", "timeout"]
+    assert [r.status for r in records.values()] == ["pass", "timeout", "not_run", "not_run"]
     assert "expired while this test ran" in records["t[b]"].message
-    assert all(records[n].message.startswith("not run: the whole-run bound of 3 s expired") for n in ("t[c]", "t[d]"))
+    assert all(records[n].message.startswith("the whole-run bound of 3 s expired") for n in ("t[c]", "t[d]"))
     assert outcome.seconds < 30
 
 
@@ -164,8 +164,8 @@ def test_a_process_that_exits_between_tests_is_restarted_only_while_it_makes_pro
     _, records, _ = supervise(tmp_path)
     # attempt 1 recorded t[a], then exited: progress, so a restart; attempt 2 exits at once: no progress, stop.
     assert len(calls) == 2
-    assert [r.outcome for r in records.values()] == ["pass", "error", "error"]
-    assert records["t[b]"].message.startswith("not run: pytest exited with code 3 between tests")
+    assert [r.status for r in records.values()] == ["pass", "not_run", "not_run"]
+    assert records["t[b]"].message.startswith("pytest exited with code 3 between tests")
 
 
 def test_a_run_that_collects_nothing_is_an_error_with_pytests_reason(tmp_path, capsys):
@@ -196,7 +196,7 @@ def broken_runs(tmp_path_factory):
 
 
 def _records(out, impl, variant):
-    return {r.clauses[0]: r for r in read_results(out / f"{impl}-{variant}-cpu.json").records if r.variant}
+    return {r.clauses[0]: r for r in read_results(out / f"{impl}-{variant}-cpu.json").records}
 
 
 def test_run_exits_1_when_tests_fail_crash_or_time_out(broken_runs):
@@ -207,19 +207,19 @@ def test_run_exits_1_when_tests_fail_crash_or_time_out(broken_runs):
 def test_a_process_killing_implementation_gets_crash_cells_and_the_rest_of_its_matrix(broken_runs):
     _, out = broken_runs
     reentrant = _records(out, "tests.broken.kills_process", "reentrant")
-    assert {c: r.outcome for c, r in reentrant.items()} == {
+    assert {c: r.status for c, r in reentrant.items()} == {
         "reqgrad.reentrant-warns": "crash", "reqgrad.reentrant-no-gradients": "crash"}
     assert "SIGKILL" in reentrant["reqgrad.reentrant-warns"].message
     header = read_results(out / "tests.broken.kills_process-reentrant-cpu.json").header
     # one attempt per crash: the second starts after the first crashed test and ends with the second
     assert header["supervisor"]["attempts"] == 2 and header["torch"]
-    assert _records(out, "tests.broken.kills_process", "non_reentrant")["reqgrad.non-reentrant-gradients"].outcome == "pass"
+    assert _records(out, "tests.broken.kills_process", "non_reentrant")["reqgrad.non-reentrant-gradients"].status == "pass"
 
 
 def test_a_backward_that_never_returns_gets_a_timeout_cell(broken_runs):
     _, out = broken_runs
     hung = _records(out, "tests.broken.hangs_in_backward", "non_reentrant")["reqgrad.non-reentrant-gradients"]
-    assert hung.outcome == "timeout" and f"within {TIMEOUT_S} s" in hung.message
+    assert hung.status == "timeout" and f"within {TIMEOUT_S} s" in hung.message
     assert "hangs_in_backward.py" in hung.message  # pytest-timeout's stack dump names where it hung
 
 

@@ -15,11 +15,12 @@ from importlib import metadata
 
 import torch.nn as nn
 
+from conformance.vocabulary import OWN_KEYWORDS
 from reference_impl import sequential as reference_sequential
 
-# Keywords torch.utils.checkpoint.checkpoint consumes itself (the rest of **kwargs goes to the function).
-# preserve_rng_state is handled separately: every adapter maps it explicitly.
-TORCH_CHECKPOINT_KEYWORDS = ("context_fn", "determinism_check", "debug", "early_stop")
+# Keywords checkpoint consumes itself (the rest of **kwargs goes to the function), but for
+# preserve_rng_state, which every adapter maps explicitly.
+TORCH_CHECKPOINT_KEYWORDS = tuple(k for k in OWN_KEYWORDS if k != "preserve_rng_state")
 
 # What torch's own wrappers inherit from torch.utils.checkpoint. Not checkpoint_sequential (they have
 # none; sequential_over builds one from wrapped chunks) nor the use_reentrant warning (they always

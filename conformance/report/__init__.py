@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conformance.expectations import load_deviations, rejudge
 from conformance.report.diff import compare
 from conformance.report.model import build
 from conformance.report.render import render_page
@@ -16,9 +17,17 @@ from conformance.results import read_results, write_atomically
 __all__ = ["build", "compare", "render_page", "write_report"]
 
 
-def write_report(paths, output, *, baseline=(), title: str = "Activation checkpointing conformance") -> Path:
-    """Render the results files ``paths`` (and, if given, the changes since ``baseline`` files) to ``output``."""
-    matrix = build(_load(paths))
+def write_report(paths, output, *, baseline=(), title: str = "Activation checkpointing conformance",
+                 expectations: Path | None = None) -> Path:
+    """Render the results files ``paths`` (and, if given, the changes since ``baseline`` files) to ``output``.
+
+    With ``expectations`` (an expectations.toml), every result is judged again against it without
+    re-running: what happened stays, what was expected is recomputed."""
+    loaded = _load(paths)
+    if expectations is not None:
+        deviations = load_deviations(Path(expectations))
+        loaded = [(source, rejudge(results, deviations)) for source, results in loaded]
+    matrix = build(loaded)
     diff = compare(build(_load(baseline)), matrix) if baseline else None
     html = render_page(matrix, diff, title=title, baseline_sources=[Path(p).name for p in baseline])
     write_atomically(output, html)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.report.model import SEVERITY, Column, Matrix
+from conformance.report.model import Column, Matrix
+from conformance.vocabulary import SEVERITY
 
 
 @dataclass(frozen=True)
@@ -16,10 +17,10 @@ class Change:
 
     @property
     def direction(self) -> str:
-        """"worse" / "better" when both verdicts are outcomes (see SEVERITY), else "changed"."""
-        if self.old in SEVERITY and self.new in SEVERITY:
-            return "worse" if SEVERITY.index(self.new) < SEVERITY.index(self.old) else "better"
-        return "changed"
+        """"worse" / "better" by the verdicts' severity; "changed" for one the clause does not bind (n/a)."""
+        if "n/a" in (self.old, self.new):
+            return "changed"
+        return "worse" if SEVERITY.index(self.new) < SEVERITY.index(self.old) else "better"
 
 
 @dataclass

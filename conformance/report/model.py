@@ -1,8 +1,9 @@
 """What the report shows, computed from results files and the clause registry (no pytest, no HTML).
 
 A *column* is one (implementation, variant, device); a *cell* is one clause in one column, with the
-verdict aggregated from the records of that clause's tests there: the worst outcome wins (see
-SEVERITY), so a cell is ``pass`` only when every test of the clause passed.
+verdict aggregated from the records of that clause's tests there: the worst verdict wins (see
+vocabulary.SEVERITY), so a cell is ``pass`` only when every test of the clause passed. A record's
+verdict derives from its status and what was expected of it (conformance/vocabulary.py).
 """
 
 from __future__ import annotations
@@ -10,22 +11,18 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from conformance.registry import VARIANTS, Clause, load_areas, load_clauses
+from conformance.registry import Clause, load_areas, load_clauses
 from conformance.results import Record, Results
+from conformance.vocabulary import DEVICES, EXPLAINED, SEVERITY, VARIANTS, VERDICTS, worst
 
-# Record outcomes, worst first: a cell takes the first one any of its records has.
-SEVERITY = ("fail", "crash", "timeout", "error", "unsupported", "expected_deviation", "skip", "unclaimed_pass", "pass")
 NA = "n/a"  # the clause does not bind the column's variant
 NOT_RUN = "not_run"  # the clause binds it, but no test of it ran there
 
-# Verdicts that count for the conformance percentage (MUST clauses only); only "pass" conforms.
-# Left out: skip (not applicable on that machine), unsupported / unclaimed_pass (the implementation
-# does not claim a capability the clause needs), n/a and not_run.
-APPLICABLE = ("pass", "fail", "expected_deviation", "crash", "timeout", "error")
-# Verdicts whose records the page spells out (messages and test ids).
-EXPLAINED = ("fail", "crash", "timeout", "error", "expected_deviation", "unsupported")
-
-DEVICE_ORDER = ("cpu", "cuda")
+# Verdicts that count for the conformance percentage (MUST clauses only); the vocabulary says which
+# conform. Left out: skip (not applicable on that machine), unsupported / unclaimed_pass (the
+# implementation does not claim a capability the clause needs), n/a and not_run.
+APPLICABLE = tuple(name for name, v in VERDICTS.items() if v.conforms is not None)
+CONFORMING = tuple(name for name, v in VERDICTS.items() if v.conforms)
 
 
 @dataclass(frozen=True)
@@ -36,7 +33,7 @@ class Column:
 
     def sort_key(self, implementations: list[str]):
         return (implementations.index(self.implementation), _index(VARIANTS, self.variant),
-                _index(DEVICE_ORDER, self.device), self.variant, self.device)
+                _index(DEVICES, self.device), self.variant, self.device)
 
 
 @dataclass
@@ -46,13 +43,13 @@ class Cell:
 
     @property
     def counts(self) -> list[tuple[str, int]]:
-        """(outcome, number of tests), worst first."""
-        counts = Counter(r.outcome for r in self.records)
-        return [(o, counts[o]) for o in SEVERITY if counts[o]]
+        """(verdict, number of tests), worst first."""
+        counts = Counter(r.verdict for r in self.records)
+        return [(v, counts[v]) for v in SEVERITY if counts[v]]
 
     @property
     def explained(self) -> list[Record]:
-        return [r for r in self.records if r.outcome in EXPLAINED]
+        return [r for r in self.records if r.verdict in EXPLAINED]
 
 
 @dataclass
@@ -119,7 +116,7 @@ class Matrix:
             verdict = row.cells[column].verdict
             if row.clause.is_must and verdict in APPLICABLE:
                 score.applicable += 1
-                score.conforming += verdict == "pass"
+                score.conforming += verdict in CONFORMING
         return score
 
     def implementation_score(self, implementation: str) -> Score:
@@ -131,19 +128,14 @@ class Matrix:
             verdicts = [row.cells[c].verdict for c in columns if row.cells[c].verdict in APPLICABLE]
             if row.clause.is_must and verdicts:
                 score.applicable += 1
-                score.conforming += all(v == "pass" for v in verdicts)
+                score.conforming += all(v in CONFORMING for v in verdicts)
         return score
 
     def totals(self, implementation: str) -> list[tuple[str, int]]:
         """How many cells of the implementation have each verdict, worst first (rows no run tested left out)."""
         counts = Counter(row.cells[c].verdict for row in self.rows if row.tested
                          for c in self.columns if c.implementation == implementation)
-        return [(v, counts[v]) for v in (*SEVERITY, NOT_RUN, NA) if counts[v]]
-
-
-def worst(outcomes) -> str:
-    outcomes = set(outcomes)
-    return next(o for o in SEVERITY if o in outcomes)
+        return [(v, counts[v]) for v in SEVERITY if counts[v]]
 
 
 def build(results: list[tuple[str, Results]], clauses: dict[str, Clause] | None = None,
@@ -158,9 +150,7 @@ def build(results: list[tuple[str, Results]], clauses: dict[str, Clause] | None 
         implementation = str(header.get("implementation", source))
         run_columns: dict[Column, None] = {}
         for record in result.records:
-            if record.variant is None:  # "no-variant": the clause does not bind the run's variant
-                continue
-            device = header.get("device") if header.get("device") in DEVICE_ORDER else (record.device or "cpu")
+            device = header.get("device") if header.get("device") in DEVICES else (record.device or "cpu")
             column = Column(implementation, record.variant, device)
             run_columns[column] = None
             for clause_id in record.clauses:
@@ -181,7 +171,7 @@ def build(results: list[tuple[str, Results]], clauses: dict[str, Clause] | None 
                 if column.variant not in clause.variants:
                     cells[column] = Cell(NA, records)
                 else:
-                    cells[column] = Cell(worst(r.outcome for r in records) if records else NOT_RUN, records)
+                    cells[column] = Cell(worst(r.verdict for r in records) if records else NOT_RUN, records)
             rows.append(Row(clause, cells))
         if rows:
             matrix_areas.append(Area(area_id, title, rows))

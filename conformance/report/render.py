@@ -11,32 +11,22 @@ import jinja2
 
 import conformance
 from conformance.report.diff import Diff
-from conformance.report.model import NA, NOT_RUN, SEVERITY, Cell, Column, Matrix
+from conformance.report.model import NA, NOT_RUN, Cell, Column, Matrix
+from conformance.vocabulary import SEVERITY, VERDICTS
 
 TEMPLATES = Path(__file__).with_name("templates")
 
-# verdict -> (symbol, label, what it means). Symbols are in DejaVu Sans, so they render without emoji fonts.
-LOOK = {
-    "pass": ("✓", "pass", "every test of the clause passed"),
-    "fail": ("✗", "fail", "a test found the implementation violating the clause (or a declared deviation stopped happening)"),
-    "crash": ("☠", "crash", "the test process died during a test of the clause"),
-    "timeout": ("◷", "timeout", "a test did not finish within the per-test limit, or the whole-run bound expired before it ran"),
-    "error": ("⚠", "error", "a test could not run (fixture or setup failure: a harness or adapter problem)"),
-    "unsupported": ("⊘", "unsupported", "the implementation does not claim what the test needs, and it failed"),
-    "expected_deviation": ("≈", "deviation", "a known deviation declared in expectations.toml happened"),
-    "skip": ("–", "skipped", "not applicable on this machine (e.g. CUDA absent); the reason is in the tooltip"),
-    "unclaimed_pass": ("✓", "pass*", "passed although the implementation does not claim the capability the clause needs"),
-    NOT_RUN: ("○", "not run", "the clause binds this variant but no test of it ran (no test yet, or not selected)"),
-    NA: ("·", "n/a", "the clause does not bind this variant"),
-}
-ENVIRONMENT_ORDER = ("implementation", "implementation_module", "implementation_version", "capabilities_declared",
+# verdict -> (symbol, label, what it means), from the vocabulary.
+LOOK = {name: (v.symbol, v.label, v.meaning) for name, v in VERDICTS.items()}
+ENVIRONMENT_ORDER = ("implementation", "implementation_name", "implementation_module", "implementation_version",
+                     "capabilities.source",
                      "variant", "device", "torch", "cuda_available", "python", "platform", "harness")
 
 
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(LOOK=LOOK, SEVERITY=SEVERITY, VERDICTS=(*SEVERITY, NOT_RUN, NA), NA=NA)
+    env.globals.update(LOOK=LOOK, SEVERITY=SEVERITY, VERDICTS=SEVERITY, NA=NA)
     env.filters.update(percent=_percent, css=_css, first_line=_first_line, anchor=_anchor, label=_label,
                        tooltip=_tooltip)
     return env
@@ -98,5 +88,5 @@ def _tooltip(cell: Cell) -> str:
     if cell.verdict in (NA, NOT_RUN):
         return LOOK[cell.verdict][2]
     counts = ", ".join(f"{n} {LOOK[o][1]}" for o, n in cell.counts)
-    notes = [_first_line(r.message) for r in cell.records if r.outcome != "pass" and r.message]
+    notes = [_first_line(r.message) for r in cell.records if r.verdict != "pass" and r.message]
     return f"{len(cell.records)} test(s): {counts}" + "".join(f"\n• {n}" for n in dict.fromkeys(notes))

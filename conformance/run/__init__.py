@@ -10,20 +10,16 @@ from itertools import product
 from pathlib import Path
 
 from conformance.results import Record
-from conformance.run.supervisor import NOT_BOUND, Limits, Outcome, RunError, RunSpec, supervise
+from conformance.run.supervisor import Limits, Outcome, RunError, RunSpec, supervise
+from conformance.vocabulary import DEVICES, SEVERE, VARIANTS, VERDICTS
 
 __all__ = ["Limits", "RunError", "RunSpec", "expand", "run_all", "supervise"]
-
-# One character per finished test in the progress stream, as pytest draws them where it has one.
-PROGRESS = {"pass": ".", "fail": "F", "expected_deviation": "x", "unsupported": "u", "crash": "C",
-            "timeout": "T", "skip": "s", "unclaimed_pass": "X", "error": "E"}
-SEVERE = ("fail", "crash", "timeout", "error")  # outcomes that make `run` exit 1, as a failing pytest does
 
 
 def expand(impls, variants, devices) -> list[RunSpec]:
     """The runs to make: ``both`` / ``all`` stand for every variant / device, each run on its own."""
-    variants = _unique(v for value in variants for v in (("reentrant", "non_reentrant") if value == "both" else (value,)))
-    devices = _unique(d for value in devices for d in (("cpu", "cuda") if value == "all" else (value,)))
+    variants = _unique(v for value in variants for v in (VARIANTS if value == "both" else (value,)))
+    devices = _unique(d for value in devices for d in (DEVICES if value == "all" else (value,)))
     return [RunSpec(i, v, d) for i, v, d in product(_unique(impls), variants, devices)]
 
 
@@ -42,8 +38,8 @@ def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), 
             stream.flush()
 
         def progress(record: Record) -> None:
-            if live and record.variant is not None:  # a variant-less record is a "not for this variant" placeholder
-                stream.write(PROGRESS.get(record.outcome, "?"))
+            if live:  # one character per finished test, as pytest draws them
+                stream.write(VERDICTS[record.verdict].progress)
                 stream.flush()
 
         try:
@@ -66,7 +62,7 @@ def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), 
 
 
 def _summary(outcome: Outcome) -> str:
-    ordered = sorted(outcome.counts.items(), key=lambda kv: (kv[0] == NOT_BOUND, -kv[1]))
+    ordered = sorted(outcome.counts.items(), key=lambda kv: -kv[1])
     counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in ordered)
     restarts = f", {outcome.attempts} attempts" if outcome.attempts > 1 else ""
     broken = f"; {len(outcome.collection_errors)} test file(s) failed to collect (see {outcome.log})" * bool(outcome.collection_errors)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from conformance.results import Record, Results
 
-_RECORD_FIELDS = ("nodeid", "clauses", "variant", "device", "outcome", "message", "duration")
+_RECORD_FIELDS = ("nodeid", "clauses", "variant", "device", "status", "expected", "message", "duration")
 
 
 class Ledger:
     def __init__(self):
         self.header: dict | None = None  # from the first plan: the environment of the run
-        self.planned: dict[str, dict] = {}  # nodeid -> {"clauses", "variant", "device"}, in run order
+        self.planned: dict[str, dict] = {}  # nodeid -> {"clauses", "variant", "device", "expected"}, in run order
         self.records: dict[str, Record] = {}
 
     def plan(self, plan: dict) -> None:
@@ -30,11 +30,11 @@ class Ledger:
         self.records[record.nodeid] = record
         return record
 
-    def died(self, nodeid: str, outcome: str, message: str, duration: float = 0.0) -> Record:
+    def died(self, nodeid: str, status: str, message: str, duration: float = 0.0) -> Record:
         """Record a test whose process died (``crash``) or was stopped (``timeout``) while it ran."""
         test = self.planned.get(nodeid, {})
         record = Record(nodeid, list(test.get("clauses", [])), test.get("variant"), test.get("device"),
-                        outcome, message, round(duration, 3))
+                        status, test.get("expected"), message, round(duration, 3))
         self.records[nodeid] = record
         return record
 
@@ -42,9 +42,9 @@ class Ledger:
         """Planned tests with no record yet, in run order."""
         return [nodeid for nodeid in self.planned if nodeid not in self.records]
 
-    def close_remaining(self, outcome: str, message: str) -> list[Record]:
+    def close_remaining(self, status: str, message: str) -> list[Record]:
         """Give every test that will not run now a record saying why."""
-        return [self.died(nodeid, outcome, message) for nodeid in self.remaining()]
+        return [self.died(nodeid, status, message) for nodeid in self.remaining()]
 
     def results(self, **header) -> Results:
         """Records in run order (tests pytest did not plan, if any, last) under the merged header."""

@@ -35,5 +35,6 @@ def pytest_collection_finish(session):
         props = dict(item.user_properties)
         if "clauses" in props:
             tests.append({"nodeid": item.nodeid, "clauses": props["clauses"],
-                          "variant": props.get("variant"), "device": props.get("device")})
+                          "variant": props.get("variant"), "device": props.get("device"),
+                          "expected": props.get("expected")})
     write_atomically(path, json.dumps({"header": header, "tests": tests}) + "\n")

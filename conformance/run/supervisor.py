@@ -34,8 +34,6 @@ RUNNER_FRAME = re.compile(r'^  File ".*[/\\](_pytest|pluggy)[/\\]')  # a frame o
 COLLECTION_ERROR = re.compile(r"^_+ ERROR collecting (.+?) _+$", re.M)  # a test file pytest could not import
 
 
-NOT_BOUND = "not for this variant"  # the key Outcome.counts files placeholder ("no-variant") skips under
-
 
 class RunError(Exception):
     """The run produced no results at all (e.g. a bad --impl): the message says why."""
@@ -105,14 +103,14 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
                 on_record(_record_death(ledger, attempt, limits, log))
             if attempt.killed == "run" or time.monotonic() >= deadline:
                 for record in ledger.close_remaining(
-                        "timeout", f"not run: the whole-run bound of {limits.run_timeout:g} s expired"):
+                        "not_run", f"the whole-run bound of {limits.run_timeout:g} s expired before it started"):
                     on_record(record)
                 break
             if not ledger.remaining():
                 break
             if not attempt.running and not attempt.new_records:  # no progress: restarting would loop
                 for record in ledger.close_remaining(
-                        "error", f"not run: pytest exited with code {attempt.rc} between tests (see {log.name})"):
+                        "not_run", f"pytest exited with code {attempt.rc} between tests (see {log.name})"):
                     on_record(record)
                 break
     if ledger.header is None:
@@ -133,11 +131,9 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
     )
     path = out_dir / f"{spec.name}.json"
     write_results(path, results)
-    counts: dict[str, int] = {}
+    counts: dict[str, int] = {}  # verdict -> tests
     for record in results.records:
-        # A test whose clauses do not bind the run's variant is pytest's placeholder skip, not a verdict.
-        key = record.outcome if record.variant is not None else NOT_BOUND
-        counts[key] = counts.get(key, 0) + 1
+        counts[record.verdict] = counts.get(record.verdict, 0) + 1
     return Outcome(path, log, results.records, len(attempts), seconds, counts, results.header["supervisor"]["collection_errors"])
 
 

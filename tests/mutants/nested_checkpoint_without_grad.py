@@ -5,6 +5,7 @@ import torch
 from tests.mutants._call_wrappers import on_calls
 from tests.mutants._torch_based import CheckpointError, checkpoint_sequential  # noqa: F401
 from tests.mutants._torch_based import checkpoint as _checkpoint
+from conformance.vocabulary import OWN_KEYWORDS
 
 TARGET_CLAUSES = ["nesting.correct-gradients"]
 BREAKS = "an inner checkpoint contributes no gradients"
@@ -24,7 +25,7 @@ def checkpoint(function, *args, **kwargs):
     if _depth[0]:
         with torch.no_grad():
             kwargs.pop("use_reentrant", None)
-            for option in ("preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop"):
+            for option in OWN_KEYWORDS:
                 kwargs.pop(option, None)
             return function(*args, **kwargs)
     return _checkpoint(on_calls(function, _inside), *args, **kwargs)

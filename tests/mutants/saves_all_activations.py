@@ -3,6 +3,7 @@
 import torch
 
 from tests.mutants._full_surface import *  # noqa: F403
+from conformance.vocabulary import OWN_KEYWORDS
 
 # The CUDA peak-memory clause is observable only where CUDA is present.
 TARGET_CLAUSES = ["memory.only-inputs-saved", "memory.intermediates-freed", "recompute.once-per-backward"] + (
@@ -12,6 +13,6 @@ BREAKS = "keeps the region's activations alive (plain call) and never recomputes
 
 
 def checkpoint(function, *args, use_reentrant=None, **kwargs):
-    for accepted in ("preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop"):
+    for accepted in OWN_KEYWORDS:
         kwargs.pop(accepted, None)
     return function(*args, **kwargs)

@@ -1,0 +1,134 @@
+"""The harness's vocabulary, in one place: every other module derives its tables from this one.
+
+- what can happen to a test (*statuses*) and what an expectation can say about it;
+- the *verdicts* a report shows, derived from both, with their symbol, label, meaning and severity;
+- the variants and devices a run binds;
+- the API surface an implementation offers: required and optional names, ``checkpoint``'s own
+  keywords, and the documented ``checkpoint_sequential`` split.
+
+Plain data and two pure functions; it imports nothing of the harness, nor pytest, nor torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# ------------------------------------------------------------------------------ variants, devices
+
+VARIANTS = ("reentrant", "non_reentrant")  # use_reentrant=True, use_reentrant=False
+DEVICES = ("cpu", "cuda")
+
+# ----------------------------------------------------------------------------------- statuses
+
+# What happened to one test, whatever anybody expected (wptreport's "status").
+STATUSES = (
+    "pass",
+    "fail",  # the test found the implementation violating its clause
+    "error",  # the test could not run (a fixture or setup failure: a harness or adapter problem)
+    "skip",  # not applicable here (e.g. CUDA absent); the message says why
+    "crash",  # the process died during the test (from `python -m conformance run`)
+    "timeout",  # the test did not finish in time (likewise)
+    "not_run",  # the test was planned but never started (likewise: the run was stopped first)
+)
+
+# What was expected of a test that is not simply expected to pass (wptreport's "expected").
+EXPECTED_KINDS = (
+    "deviation",  # a known deviation declared in expectations.toml: the test is expected to fail
+    "unsupported",  # the implementation does not claim (or provide) what the test needs
+)
+
+# ----------------------------------------------------------------------------------- verdicts
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str
+    symbol: str  # in DejaVu Sans, so it renders without emoji fonts
+    label: str
+    meaning: str
+    conforms: bool | None  # counts for the MUST percentage as conforming (True) / not (False); None: not counted
+    progress: str  # one character in the runner's live progress stream
+
+
+# Worst first: a report cell (one clause in one run) shows the worst verdict of its tests.
+VERDICTS = {v.name: v for v in (
+    Verdict("fail", "✗", "fail", "a test found the implementation violating the clause, and no deviation is declared", False, "F"),
+    Verdict("crash", "☠", "crash", "the test process died during a test of the clause", False, "C"),
+    Verdict("timeout", "◷", "timeout", "a test of the clause did not finish within the per-test limit", False, "T"),
+    Verdict("error", "⚠", "error", "a test could not run (fixture or setup failure: a harness or adapter problem)", False, "E"),
+    Verdict("fixed_deviation", "⚑", "fixed?", "a declared deviation did not happen: the test passed (remove the entry from expectations.toml)", True, "P"),
+    Verdict("unsupported", "⊘", "unsupported", "the implementation does not claim or provide what the test needs, and it failed", None, "u"),
+    Verdict("expected_deviation", "≈", "deviation", "the test failed as a deviation declared in expectations.toml says it does", False, "x"),
+    Verdict("not_run", "○", "not run", "no test of the clause ran here (none selected, or the run was stopped before it)", None, "-"),
+    Verdict("skip", "–", "skipped", "not applicable on this machine (e.g. CUDA absent); the reason is in the tooltip", None, "s"),
+    Verdict("unclaimed_pass", "✓", "pass*", "passed although the implementation does not claim the capability the clause needs", None, "X"),
+    Verdict("pass", "✓", "pass", "every test of the clause passed", True, "."),
+    Verdict("n/a", "·", "n/a", "the clause does not bind this variant", None, " "),
+)}
+SEVERITY = tuple(VERDICTS)  # worst first
+SEVERE = ("fail", "crash", "timeout", "error", "fixed_deviation")  # verdicts that make a run exit non-zero
+EXPLAINED = ("fail", "crash", "timeout", "error", "fixed_deviation", "expected_deviation", "unsupported", "not_run")
+
+
+def verdict(status: str, expected: str | None) -> str:
+    """The verdict of one test from what happened and what was expected (``None``: to pass).
+
+    Expectations speak of passing and failing only: a crash, a timeout, an error, a skip or a test
+    that never ran stays what it is, whatever was declared.
+    """
+    if status == "pass":
+        return {None: "pass", "deviation": "fixed_deviation", "unsupported": "unclaimed_pass"}[expected]
+    if status == "fail":
+        return {None: "fail", "deviation": "expected_deviation", "unsupported": "unsupported"}[expected]
+    return status
+
+
+def worst(verdicts) -> str:
+    present = set(verdicts)
+    return next(v for v in SEVERITY if v in present)
+
+
+# ------------------------------------------------------------------------------- API surface
+
+REQUIRED_NAMES = ("checkpoint", "checkpoint_sequential")
+
+# Optional parts of the API. A clause lists the ones it needs (clauses.toml, `features`).
+FEATURES = {
+    "checkpoint_sequential": "checkpoint_sequential(functions, segments, input, ...)",
+    "preserve_rng_state": "the preserve_rng_state keyword and RNG stashing",
+    "kwargs": "keyword arguments forwarded to the function (non-reentrant)",
+    "context_fn": "the context_fn keyword (non-reentrant)",
+    "determinism_check": "the determinism_check keyword and CheckpointError (non-reentrant)",
+    "debug": "debug=True and set_checkpoint_debug_enabled (non-reentrant)",
+    "early_stop": "early stop: the early_stop keyword and set_checkpoint_early_stop (non-reentrant)",
+    "selective_checkpointing": "create_selective_checkpoint_contexts / CheckpointPolicy",
+    "use_reentrant_warning": "the warning when use_reentrant is not passed",
+    "graph_exec_group": "GraphExecGroup",
+}
+
+# Optional module-level names, and the feature each one is part of. A module that lacks one (and
+# declares nothing about that feature) is taken not to provide the feature.
+OPTIONAL_NAMES = {
+    "set_checkpoint_early_stop": "early_stop",
+    "set_checkpoint_debug_enabled": "debug",
+    "create_selective_checkpoint_contexts": "selective_checkpointing",
+    "CheckpointPolicy": "selective_checkpointing",
+    "GraphExecGroup": "graph_exec_group",
+}
+# CheckpointError is optional too, but no feature needs it: without it the contract's error is
+# its documented base, RuntimeError.
+CHECKPOINT_ERROR_FALLBACK = RuntimeError
+
+# The keywords checkpoint() consumes itself (torch 2.13 docstring); any other keyword goes to the
+# function (non-reentrant variant).
+CHECKPOINT_KEYWORDS = ("use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop")
+OWN_KEYWORDS = CHECKPOINT_KEYWORDS[1:]  # those an adapter or wrapper passes on besides use_reentrant
+
+
+def sequential_segments(count: int, segments: int) -> list[tuple[int, int]]:
+    """The documented ``checkpoint_sequential`` split of ``count`` functions: the (start, stop) of
+    each checkpointed chunk, ``count // segments`` functions each, ``segments - 1`` of them. The
+    last segment (the rest) runs without checkpointing, since its activations are needed at once.
+    ``range`` refuses a zero step: more segments than functions is an error, not a silent no-op."""
+    size = count // segments
+    return [(start, start + size) for start in range(0, size * (segments - 1), size)]

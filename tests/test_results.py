@@ -1,0 +1,107 @@
+"""Results schema 2: status and expectation kept apart, verdicts derived, judging again without re-running."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conformance.expectations import load_deviations, rejudge
+from conformance.results import Expected, Record, Results, read_results, write_results
+from conformance.vocabulary import SEVERITY, STATUSES, VERDICTS, verdict
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("status, expected, wanted", [
+    ("pass", None, "pass"), ("fail", None, "fail"),
+    ("fail", "deviation", "expected_deviation"), ("pass", "deviation", "fixed_deviation"),
+    ("fail", "unsupported", "unsupported"), ("pass", "unsupported", "unclaimed_pass"),
+    ("crash", "deviation", "crash"), ("timeout", None, "timeout"), ("skip", "unsupported", "skip"),
+    ("not_run", None, "not_run"), ("error", "deviation", "error"),
+])
+def test_a_verdict_derives_from_status_and_expectation(status, expected, wanted):
+    assert verdict(status, expected) == wanted
+
+
+def test_every_status_is_a_verdict_and_every_verdict_has_a_look():
+    assert set(STATUSES) <= set(SEVERITY)
+    assert all(v.symbol and v.label and v.meaning for v in VERDICTS.values())
+
+
+def _results(impl, records, capabilities=None):
+    header = {"implementation": impl}
+    if capabilities is not None:
+        header["capabilities"] = capabilities
+    return Results(header=header, records=records)
+
+
+def _expectations(tmp_path, text):
+    path = tmp_path / "expectations.toml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_results_are_judged_again_against_edited_expectations(tmp_path):
+    failing = Record("t.py::test_a[reentrant]", ["api.forward-value"], "reentrant", "cpu", "fail",
+                     Expected("deviation", "old reason"), "boom")
+    passing = Record("t.py::test_b[reentrant]", ["api.same-gradients"], "reentrant", "cpu", "pass")
+    results = _results("mypkg", [failing, passing])
+    path = _expectations(tmp_path, """
+        [[deviation]]
+        impl = "mypkg"
+        clause = "api.same-gradients"
+        reason = "declared, but it passes now"
+    """)
+    judged = rejudge(results, load_deviations(path))
+    assert [(r.status, r.verdict) for r in judged.records] == [("fail", "fail"), ("pass", "fixed_deviation")]
+    assert judged.records[1].expected.reason == "declared, but it passes now"
+
+
+def test_rejudging_keeps_the_recorded_capabilities(tmp_path):
+    caps = {"source": "inferred", "declared": [], "variants": ["non_reentrant", "reentrant"], "devices": ["cpu", "cuda"],
+            "features": [], "not_provided": {"early_stop": "set_checkpoint_early_stop"}}
+    record = Record("t.py::test_c[non_reentrant]", ["earlystop.context-manager-overrides"], "non_reentrant", "cpu", "fail")
+    judged = rejudge(_results("mypkg", [record], caps), [])
+    assert judged.records[0].verdict == "unsupported"
+    assert "not provided: set_checkpoint_early_stop" in judged.records[0].expected.reason
+
+
+def test_report_command_rejudges_without_rerunning(tmp_path):
+    write_results(tmp_path / "in" / "r.json", _results("mypkg", [
+        Record("t.py::test_a[reentrant]", ["api.forward-value"], "reentrant", "cpu", "fail", None, "boom")]))
+    path = _expectations(tmp_path, """
+        [[deviation]]
+        impl = "mypkg"
+        clause = "api.forward-value"
+        reason = "KNOWN-ROUNDING-REASON"
+    """)
+    page = tmp_path / "page.html"
+    command = [sys.executable, "-m", "conformance", "report", str(tmp_path / "in"), "-o", str(page)]
+    subprocess.run([*command, "--expectations", str(path)], cwd=REPO, check=True, capture_output=True, timeout=120)
+    assert "KNOWN-ROUNDING-REASON" in page.read_text()
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True, timeout=120)
+    assert "KNOWN-ROUNDING-REASON" not in page.read_text()
+
+
+def test_schema_1_files_are_read_and_converted(tmp_path):
+    old = {"schema": 1, "header": {"implementation": "x"}, "records": [
+        {"nodeid": "a", "clauses": ["api.forward-value"], "variant": "reentrant", "device": "cpu", "outcome": o,
+         "message": m, "duration": 0.0}
+        for o, m in [("pass", ""), ("expected_deviation", "e"), ("unclaimed_pass", ""), ("crash", "died"),
+                     ("fail", "expected deviation did not occur (remove it from expectations.toml): [XPASS(strict)]")]]}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    assert [r.verdict for r in read_results(path).records] == [
+        "pass", "expected_deviation", "unclaimed_pass", "crash", "fixed_deviation"]
+
+
+def test_an_unknown_schema_is_a_one_line_error_naming_it(tmp_path):
+    path = tmp_path / "future.json"
+    path.write_text(json.dumps({"schema": 9, "header": {}, "records": []}))
+    result = subprocess.run([sys.executable, "-m", "conformance", "report", str(path), "-o", str(tmp_path / "p.html")],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "schema 9" in result.stderr
