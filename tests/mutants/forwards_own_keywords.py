@@ -4,7 +4,7 @@ import functools
 import inspect
 
 from tests.mutants._call_wrappers import OWN_KEYWORDS
-from tests.mutants._torch_based import CheckpointError, checkpoint_sequential  # noqa: F401
+from tests.mutants._full_surface import *  # noqa: F403  (the whole surface, but checkpoint)
 from tests.mutants._torch_based import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["kwargs.own-keywords-consumed", "kwargs.non-reentrant-options-consumed"]
