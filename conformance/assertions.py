@@ -113,3 +113,22 @@ def assert_rejected(expected, what, call, backward=None):
         raise AssertionError(f"expected {what} ({_names(expected)}), the call returned normally")
     with assert_raises(expected, f"{what} (at backward, since the call returned)"):
         backward(result)
+
+
+def assert_same_output(actual, expected, where="output"):
+    """The checkpointed output is the function's output in type and structure, element by element:
+    tensors equal (dtype included), other items of the same type and equal."""
+    assert type(actual) is type(expected), (
+        f"{where}: the function returned a {type(expected).__name__}, checkpoint a {type(actual).__name__}")
+    if isinstance(expected, torch.Tensor):
+        assert_same_forward(actual, expected, where)
+    elif isinstance(expected, (list, tuple)):
+        assert len(actual) == len(expected), f"{where}: {len(expected)} items returned, checkpoint gives {len(actual)}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same_output(a, e, f"{where}[{i}]")
+    elif isinstance(expected, dict):
+        assert list(actual) == list(expected), f"{where}: keys {list(expected)} returned, checkpoint gives {list(actual)}"
+        for key in expected:
+            assert_same_output(actual[key], expected[key], f"{where}[{key!r}]")
+    else:
+        assert actual == expected, f"{where}: the function returned {expected!r}, checkpoint {actual!r}"

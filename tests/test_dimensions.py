@@ -20,6 +20,14 @@ FIND_SETTINGS = settings(database=None, max_examples=2000, derandomize=True, pha
                          suppress_health_check=list(HealthCheck))
 
 
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 class _Spans:
     """A pytest plugin object: per clause, the values each parameter takes and the hypothesis strategies."""
 
@@ -33,7 +41,8 @@ class _Spans:
             handle = getattr(item.obj, "hypothesis", None)
             for cid in clause_ids_of(item):
                 for name, value in params.items():
-                    self.values[cid][name].add(value)
+                    if _hashable(value):  # an unhashable value (a dict of keywords) is no vocabulary value
+                        self.values[cid][name].add(value)
                 if handle is not None:
                     self.strategies[cid][item.originalname] = list(handle._given_kwargs.values())
 
