@@ -100,19 +100,25 @@ def assert_raises(expected, what="an error"):
     raise AssertionError(f"expected {what} ({_names(expected)}), nothing was raised")
 
 
-def assert_rejected(expected, what, call, backward=None):
-    """call() is rejected with expected; where the docs do not fix the moment, backward(result) may
-    raise it instead (the rejection happens at the call or at backward, nothing in between counts)."""
+def backward_of_sum(output):
+    """Backward from the sum of a tensor output (where a rejection may come at backward instead)."""
+    output.sum().backward()
+
+
+def assert_rejected(expected, what, call, *args, then=None, **kwargs):
+    """call(*args, **kwargs) is rejected with expected. Its arguments are evaluated by the caller, so only
+    the call itself is judged. Where the docs do not fix the moment, then(result) (a backward) may raise
+    it instead: the rejection happens at the call or at backward, nothing in between counts."""
     try:
-        result = call()
+        result = call(*args, **kwargs)
     except expected:
         return
     except Exception as other:  # noqa: BLE001  (reported, not accepted)
         raise _unexpected(other, expected, what) from other
-    if backward is None:
+    if then is None:
         raise AssertionError(f"expected {what} ({_names(expected)}), the call returned normally")
     with assert_raises(expected, f"{what} (at backward, since the call returned)"):
-        backward(result)
+        then(result)
 
 
 def assert_same_output(actual, expected, where="output"):

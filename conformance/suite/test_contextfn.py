@@ -5,7 +5,7 @@ import contextlib
 import pytest
 import torch
 
-from conformance.assertions import INVALID_ARGUMENT, assert_raises, assert_rejected, assert_same_gradients
+from conformance.assertions import INVALID_ARGUMENT, assert_raises, assert_rejected, assert_same_gradients, backward_of_sum
 from fixtures.functions import sin_exp
 from fixtures.inputs import leaf, twin_leaves
 from fixtures.probes import RecordingContext
@@ -39,7 +39,7 @@ def test_reentrant_rejects_context_fn(ckpt):
 
     x = leaf()
     assert_rejected(INVALID_ARGUMENT, "an error for a non-default context_fn with use_reentrant=True",
-                    lambda: ckpt.checkpoint(sin_exp, x, context_fn=context_fn), lambda out: out.sum().backward())
+                    ckpt.checkpoint, sin_exp, x, context_fn=context_fn, then=backward_of_sum)
 
 
 class Suppresses:

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conformance.assertions import INVALID_ARGUMENT, assert_rejected
+from conformance.assertions import INVALID_ARGUMENT, assert_rejected, backward_of_sum
 from fixtures.functions import TracedChange
 from fixtures.inputs import leaf
 
@@ -74,9 +74,9 @@ def test_global_debug_setting_overrides_the_debug_argument_both_ways(ckpt, debug
 
 @pytest.mark.clause("debug.reentrant-rejects")
 def test_reentrant_rejects_debug(ckpt):
-    x = leaf()
+    fn, x = TracedChange(), leaf()
     assert_rejected(INVALID_ARGUMENT, "an error for debug=True with use_reentrant=True",
-                    lambda: ckpt.checkpoint(TracedChange("shape"), x, debug=True), lambda out: out.sum().backward())
+                    ckpt.checkpoint, fn, x, debug=True, then=backward_of_sum)
 
 
 @pytest.mark.clause("debug.rejects-context-fn")
@@ -84,7 +84,6 @@ def test_debug_with_a_context_fn_is_rejected(ckpt):
     def context_fn():
         return contextlib.nullcontext(), contextlib.nullcontext()
 
-    x = leaf()
+    fn, x = TracedChange(), leaf()
     assert_rejected(INVALID_ARGUMENT, "an error for debug=True together with a non-default context_fn",
-                    lambda: ckpt.checkpoint(TracedChange("shape"), x, debug=True, context_fn=context_fn),
-                    lambda out: out.sum().backward())
+                    ckpt.checkpoint, fn, x, debug=True, context_fn=context_fn, then=backward_of_sum)

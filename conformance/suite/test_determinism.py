@@ -6,7 +6,7 @@ docs' "due to a global variable"): the recompute then saves a tensor of another 
 
 import pytest
 
-from conformance.assertions import INVALID_ARGUMENT, assert_raises, assert_rejected
+from conformance.assertions import INVALID_ARGUMENT, assert_raises, assert_rejected, backward_of_sum
 from fixtures.functions import ChangesBetweenPasses, ChangesSaveCount
 from fixtures.inputs import OPTIONS, leaf, options_for
 
@@ -36,10 +36,9 @@ def test_none_lets_a_dtype_change_through(ckpt):
 
 @pytest.mark.clause("determinism.invalid-rejected")
 def test_unknown_determinism_check_is_rejected(ckpt):
-    x = leaf()
+    fn, x = ChangesBetweenPasses("shape"), leaf()
     assert_rejected(INVALID_ARGUMENT, "an error for determinism_check='sometimes'",
-                    lambda: ckpt.checkpoint(ChangesBetweenPasses("shape"), x, determinism_check="sometimes"),
-                    lambda out: out.sum().backward())
+                    ckpt.checkpoint, fn, x, determinism_check="sometimes", then=backward_of_sum)
 
 
 @pytest.mark.clause("determinism.reentrant-disabled")

@@ -4,7 +4,7 @@ import contextlib
 
 import pytest
 
-from conformance.assertions import INVALID_ARGUMENT, assert_rejected, assert_same_forward, assert_same_gradients
+from conformance.assertions import INVALID_ARGUMENT, assert_rejected, assert_same_forward, assert_same_gradients, backward_of_sum
 from fixtures.inputs import twin_leaves
 
 
@@ -56,7 +56,7 @@ def test_tensor_passed_only_as_keyword_gets_gradient(ckpt):
 def test_reentrant_rejects_keyword_arguments_for_the_function(ckpt):
     (x, _), (shift, _) = twin_leaves(), twin_leaves(seed=2)
     assert_rejected(INVALID_ARGUMENT, "an error for keyword arguments passed to the reentrant variant",
-                    lambda: ckpt.checkpoint(scaled_shift, x, scale=2.5, shift=shift), lambda out: out.sum().backward())
+                    ckpt.checkpoint, scaled_shift, x, scale=2.5, shift=shift, then=backward_of_sum)
 
 
 @pytest.mark.clause("kwargs.own-keywords-consumed")

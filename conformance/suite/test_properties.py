@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from conformance.assertions import (
     INVALID_ARGUMENT,
-    assert_raises,
+    assert_rejected,
     assert_rng_stream_unchanged,
     assert_same_forward,
     assert_same_gradients,
@@ -165,9 +165,11 @@ def check_sequential_gradients(ckpt: Checkpointer, case: SequentialCase):
 
 
 def check_keywords_rejected(ckpt: Checkpointer, case: Case):
+    inputs = case.inputs.build(case.model.width)
+    region = Region(case.model.build(), case.inputs.batch, case.model.width, case.outputs)
     # At the call or at backward: the docs fix neither. A Python signature rejects them with TypeError.
-    with assert_raises(INVALID_ARGUMENT, "an error for keyword arguments under the reentrant variant"):
-        run_region(case, ckpt.checkpoint)
+    assert_rejected(INVALID_ARGUMENT, "an error for keyword arguments under the reentrant variant",
+                    ckpt.checkpoint, region, *inputs.args, then=lambda output: loss_of(output).backward(), **inputs.kwargs)
 
 
 def reproduce(impl: str, variant: str, check: str, case) -> None:
