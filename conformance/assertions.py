@@ -69,11 +69,72 @@ def assert_warns(category=UserWarning, what="a warning"):
     )
 
 
+# Exception families for rejections whose type the docs do not fix. A rejection must come from one of
+# the family the clause names: an adapter's Unsupported, a NameError or an AttributeError (a crash, not a
+# rejection) never satisfies it.
+INVALID_ARGUMENT = (TypeError, ValueError)  # a call whose arguments the function does not accept
+AUTOGRAD_ERROR = (RuntimeError,)  # an error autograd (or CheckpointError, a RuntimeError) raises
+
+
+def _names(expected) -> str:
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    return " or ".join(e.__name__ for e in expected)
+
+
+def _unexpected(other, expected, what) -> AssertionError:
+    return AssertionError(f"unexpected exception {type(other).__name__}: {str(other)[:200]} "
+                          f"(expected {what}: {_names(expected)})")
+
+
 @contextlib.contextmanager
-def assert_raises(exception=Exception, what="an error"):
-    """The block raises exception (any subclass). The docs rarely fix the type, so default to Exception."""
+def assert_raises(expected, what="an error"):
+    """The block raises expected (a type or a tuple of types, any subclass); wrap only the one call that
+    should raise. There is no default: the clause names the type or the family. Any other exception is
+    reported as unexpected, with its traceback chained."""
     try:
         yield
-    except exception:
+    except expected:
         return
-    raise AssertionError(f"expected {what} ({exception.__name__}), nothing was raised")
+    except Exception as other:  # noqa: BLE001  (reported, not accepted)
+        raise _unexpected(other, expected, what) from other
+    raise AssertionError(f"expected {what} ({_names(expected)}), nothing was raised")
+
+
+def backward_of_sum(output):
+    """Backward from the sum of a tensor output (where a rejection may come at backward instead)."""
+    output.sum().backward()
+
+
+def assert_rejected(expected, what, call, *args, then=None, **kwargs):
+    """call(*args, **kwargs) is rejected with expected. Its arguments are evaluated by the caller, so only
+    the call itself is judged. Where the docs do not fix the moment, then(result) (a backward) may raise
+    it instead: the rejection happens at the call or at backward, nothing in between counts."""
+    try:
+        result = call(*args, **kwargs)
+    except expected:
+        return
+    except Exception as other:  # noqa: BLE001  (reported, not accepted)
+        raise _unexpected(other, expected, what) from other
+    if then is None:
+        raise AssertionError(f"expected {what} ({_names(expected)}), the call returned normally")
+    with assert_raises(expected, f"{what} (at backward, since the call returned)"):
+        then(result)
+
+
+def assert_same_output(actual, expected, where="output"):
+    """The checkpointed output is the function's output in type and structure, element by element:
+    tensors equal (dtype included), other items of the same type and equal."""
+    assert type(actual) is type(expected), (
+        f"{where}: the function returned a {type(expected).__name__}, checkpoint a {type(actual).__name__}")
+    if isinstance(expected, torch.Tensor):
+        assert_same_forward(actual, expected, where)
+    elif isinstance(expected, (list, tuple)):
+        assert len(actual) == len(expected), f"{where}: {len(expected)} items returned, checkpoint gives {len(actual)}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same_output(a, e, f"{where}[{i}]")
+    elif isinstance(expected, dict):
+        assert list(actual) == list(expected), f"{where}: keys {list(expected)} returned, checkpoint gives {list(actual)}"
+        for key in expected:
+            assert_same_output(actual[key], expected[key], f"{where}[{key!r}]")
+    else:
+        assert actual == expected, f"{where}: the function returned {expected!r}, checkpoint {actual!r}"

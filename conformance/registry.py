@@ -15,7 +15,10 @@ from conformance.vocabulary import VARIANTS
 
 CLAUSES_PATH = Path(__file__).with_name("clauses.toml")
 
-LEVELS = ("MUST", "SHOULD", "MAY")
+LEVELS = ("MUST", "SHOULD", "MAY", "OBSERVED")
+# OBSERVED: what torch does where the docs are silent. Such a clause records torch compatibility, not
+# conformance: an implementation that differs there differs from torch, it does not break the contract.
+DOCUMENTED_LEVELS = ("MUST", "SHOULD", "MAY")
 TEXT_KINDS = ("quote", "paraphrase")
 
 
@@ -28,17 +31,23 @@ class Clause:
     id: str
     area: str
     title: str
-    level: str  # MUST | SHOULD | MAY
+    level: str  # MUST | SHOULD | MAY | OBSERVED
     variants: tuple[str, ...]  # which variant(s) the clause binds
     source: str  # "spec-sources/<file>" or "docstring:torch==<version>:<object>"
     text: str  # the spec sentence the clause derives from
     text_kind: str = "quote"  # "quote": verbatim from source; "paraphrase": our wording
     features: tuple[str, ...] = ()  # optional capabilities the clause needs (see capabilities.py)
     note: str = ""  # where observed torch behaviour and the docs differ, which one is checked and why
+    dimensions: tuple[str, ...] = ()  # the input dimensions the text quantifies over (conformance/dimensions.py)
 
     @property
     def is_must(self) -> bool:
         return self.level == "MUST"
+
+    @property
+    def is_documented(self) -> bool:
+        """The clause states the documented contract (not only torch's behaviour where the docs are silent)."""
+        return self.level in DOCUMENTED_LEVELS
 
 
 def _parse(entry: dict, areas: dict[str, str]) -> Clause:
@@ -54,6 +63,7 @@ def _parse(entry: dict, areas: dict[str, str]) -> Clause:
             text_kind=entry.get("text_kind", "quote"),
             features=tuple(entry.get("features", ())),
             note=entry.get("note", "").strip(),
+            dimensions=tuple(entry["dimensions"]),
         )
     except KeyError as missing:
         raise RegistryError(f"clause {entry.get('id', '?')!r} lacks field {missing}") from None
@@ -63,6 +73,7 @@ def _parse(entry: dict, areas: dict[str, str]) -> Clause:
         "binds no variant" * (not clause.variants),
         f"unknown area {clause.area!r}" * (clause.area not in areas),
         f"unknown text_kind {clause.text_kind!r}" * (clause.text_kind not in TEXT_KINDS),
+        "dimensions must be a list of strings" * (not all(isinstance(d, str) for d in clause.dimensions)),
     ]
     problems = [p for p in problems if p]
     if problems:

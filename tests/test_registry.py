@@ -57,11 +57,12 @@ def test_clause_source_exists_and_quotes_it_verbatim(clause):
         ('level = "OUGHT"', "unknown level"),
         ('variants = ["sideways"]', "unknown variant"),
         ('area = "nowhere"', "unknown area"),
+        ("dimensions = [1]", "dimensions must be a list of strings"),
     ],
 )
 def test_malformed_clause_is_rejected(tmp_path, entry, problem):
     fields = {"id": '"api.x"', "area": '"api"', "title": '"t"', "level": '"MUST"',
-              "variants": '["reentrant"]', "source": '"spec-sources/x"', "text": '"t"'}
+              "variants": '["reentrant"]', "source": '"spec-sources/x"', "text": '"t"', "dimensions": "[]"}
     key = entry.split(" =")[0]
     fields[key] = entry.split("= ", 1)[1]
     body = '[[area]]\nid = "api"\ntitle = "API"\n[[clause]]\n' + "\n".join(f"{k} = {v}" for k, v in fields.items())
@@ -72,11 +73,40 @@ def test_malformed_clause_is_rejected(tmp_path, entry, problem):
 
 
 def test_duplicate_clause_id_is_rejected(tmp_path):
-    clause = '[[clause]]\nid = "api.x"\narea = "api"\ntitle = "t"\nlevel = "MUST"\nvariants = ["reentrant"]\nsource = "s"\ntext = "t"\n'
+    clause = '[[clause]]\nid = "api.x"\narea = "api"\ntitle = "t"\nlevel = "MUST"\nvariants = ["reentrant"]\nsource = "s"\ntext = "t"\ndimensions = []\n'
     path = tmp_path / "clauses.toml"
     path.write_text('[[area]]\nid = "api"\ntitle = "API"\n' + clause + clause)
     with pytest.raises(RegistryError, match="duplicate"):
         load_clauses.__wrapped__(path)
+
+
+def test_a_clause_without_dimensions_is_rejected(tmp_path):
+    clause = '[[clause]]\nid = "api.x"\narea = "api"\ntitle = "t"\nlevel = "MUST"\nvariants = ["reentrant"]\nsource = "s"\ntext = "t"\n'
+    path = tmp_path / "clauses.toml"
+    path.write_text('[[area]]\nid = "api"\ntitle = "API"\n' + clause)
+    with pytest.raises(RegistryError, match="dimensions"):
+        load_clauses.__wrapped__(path)
+
+
+def test_observed_clauses_are_kept_apart_from_the_documented_contract():
+    observed = [c for c in CLAUSES.values() if c.level == "OBSERVED"]
+    assert observed and not any(c.is_documented for c in observed)
+    assert all(c.is_documented for c in CLAUSES.values() if c.level != "OBSERVED")
+    assert CLAUSES["debug.rejects-context-fn"].level == "OBSERVED", "the docs never state that limitation"
+
+
+def test_no_rejection_test_accepts_an_arbitrary_exception():
+    """A rejection names its exception type or family: never bare Exception, never a default."""
+    import inspect
+
+    from conformance import assertions
+
+    assert inspect.signature(assertions.assert_raises).parameters["expected"].default is inspect.Parameter.empty
+    suite = Path(__file__).resolve().parents[1] / "conformance" / "suite"
+    loose = re.compile(r"(assert_raises|assert_rejected|pytest\.raises)\(\s*(Exception|BaseException)\b")
+    offenders = [f"{path.name}:{n}" for path in suite.glob("*.py")
+                 for n, line in enumerate(path.read_text().splitlines(), 1) if loose.search(line)]
+    assert not offenders, f"rejection tests that accept any exception: {offenders}"
 
 
 class _Collector:

@@ -2,9 +2,15 @@
 
 import pytest
 
-from conformance.assertions import assert_same_forward, assert_same_gradients, grads_of, parameter_grads
-from fixtures.functions import mul_add, sin_exp, two_outputs
-from fixtures.inputs import leaf, twin_leaves
+from conformance.assertions import (
+    assert_same_forward,
+    assert_same_gradients,
+    assert_same_output,
+    grads_of,
+    parameter_grads,
+)
+from fixtures.functions import STRUCTURES, TOP_LEVEL_STRUCTURES, mul_add, sin_exp, two_outputs, weighted_loss
+from fixtures.inputs import ALIASINGS, DTYPES, OPTIONS, aliased, leaf, options_for, twin_leaves
 from fixtures.models import mlp, twins
 
 
@@ -72,3 +78,88 @@ def test_use_reentrant_and_preserve_rng_state_are_accepted_as_keywords(ckpt, ent
     else:
         actual = ckpt.sequential(list(model.children()), 2, x, preserve_rng_state=preserve_rng_state)
     assert_same_forward(actual, model(x))
+
+
+# ---- the input space of "function" and "*args": dtypes, aliasing, output structures, options ------
+
+def _mixes(x, y):
+    """Reads both arguments differently, so an argument dropped, swapped or aliased wrongly is seen."""
+    return (x * y).sin() + x.exp() * 0.5
+
+
+def _dtype_case(dtype):
+    """A Linear/Tanh model and an input in dtype (built twice: equal twins)."""
+    return mlp().to(DTYPES[dtype]), leaf(dtype=DTYPES[dtype])
+
+
+def _structure_case(structure):
+    return STRUCTURES[structure], leaf(seed=1), leaf(seed=2)
+
+
+@pytest.mark.clause("api.forward-value")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_output_in_every_floating_dtype_is_the_functions(ckpt, dtype):
+    model, x = _dtype_case(dtype)
+    assert_same_output(ckpt.checkpoint(model, x), model(x))
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gradients_in_every_floating_dtype_equal_the_uncheckpointed_run(ckpt, dtype):
+    (model, x), (reference, reference_x) = _dtype_case(dtype), _dtype_case(dtype)
+    weighted_loss(ckpt.checkpoint(model, x)).backward()
+    weighted_loss(reference(reference_x)).backward()
+    assert_same_gradients([x.grad, *parameter_grads(model)], [reference_x.grad, *parameter_grads(reference)],
+                          ["input"] + [n for n, _ in model.named_parameters()])
+
+
+@pytest.mark.clause("api.forward-value")
+@pytest.mark.parametrize("aliasing", ALIASINGS)
+def test_output_is_the_functions_whatever_the_arguments_alias(ckpt, aliasing):
+    args, _ = aliased(aliasing)
+    assert_same_output(ckpt.checkpoint(_mixes, *args), _mixes(*args))
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("aliasing", ALIASINGS)
+def test_gradients_are_the_uncheckpointed_ones_whatever_the_arguments_alias(ckpt, aliasing):
+    (args, leaves), (reference_args, reference_leaves) = aliased(aliasing), aliased(aliasing)
+    weighted_loss(ckpt.checkpoint(_mixes, *args)).backward()
+    weighted_loss(_mixes(*reference_args)).backward()
+    assert_same_gradients(grads_of(leaves), grads_of(reference_leaves), [f"leaf {i} ({aliasing})" for i in range(len(leaves))])
+
+
+@pytest.mark.clause("api.forward-value")
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_output_has_the_functions_type_and_structure(ckpt, structure):
+    function, x, y = _structure_case(structure)
+    assert_same_output(ckpt.checkpoint(function, x, y), function(x, y))
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_gradients_through_every_output_structure_equal_the_uncheckpointed_run(ckpt, structure):
+    if ckpt.use_reentrant and structure not in TOP_LEVEL_STRUCTURES:
+        pytest.skip("the reentrant variant's outputs are a tensor or a tuple of tensors; tensors nested in other "
+                    "structures do not take part in its autograd (the non-reentrant variant is checked)")
+    (function, x, y), (_, reference_x, reference_y) = _structure_case(structure), _structure_case(structure)
+    weighted_loss(ckpt.checkpoint(function, x, y)).backward()
+    weighted_loss(function(reference_x, reference_y)).backward()
+    assert_same_gradients([x.grad, y.grad], [reference_x.grad, reference_y.grad], ["x", "y"])
+
+
+@pytest.mark.clause("api.forward-value")
+@pytest.mark.parametrize("options", OPTIONS)
+def test_output_is_the_functions_with_options_omitted_or_explicitly_default(ckpt, options):
+    x, y = leaf(seed=1), leaf(seed=2)
+    assert_same_output(ckpt.checkpoint(two_outputs, x, y, **options_for(ckpt, options)), two_outputs(x, y))
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("options", OPTIONS)
+def test_gradients_are_the_uncheckpointed_ones_with_options_omitted_or_explicitly_default(ckpt, options):
+    model, reference = twins(mlp())
+    (x, reference_x), (y, reference_y) = twin_leaves(seed=1), twin_leaves(seed=2)
+    weighted_loss(ckpt.checkpoint(lambda a, b: model(_mixes(a, b)), x, y, **options_for(ckpt, options))).backward()
+    weighted_loss(reference(_mixes(reference_x, reference_y))).backward()
+    assert_same_gradients([x.grad, y.grad, *parameter_grads(model)], [reference_x.grad, reference_y.grad, *parameter_grads(reference)])

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from conformance.assertions import assert_same_forward, assert_same_gradients
-from fixtures.functions import Counted, sin_exp
-from fixtures.inputs import twin_leaves
+from conformance.assertions import assert_same_forward, assert_same_gradients, assert_same_output
+from fixtures.functions import STRUCTURES, Counted, sin_exp, tensors_in
+from fixtures.inputs import leaf, twin_leaves
 
 
 def assert_plain_forward(ckpt, grad_off):
@@ -34,3 +34,26 @@ def test_checkpoint_under_no_grad_is_a_plain_forward(ckpt):
 @pytest.mark.clause("callers.inference-mode")
 def test_checkpoint_under_inference_mode_is_a_plain_forward(ckpt):
     assert_plain_forward(ckpt, torch.inference_mode)
+
+
+def assert_output_of_structure_with_grad_off(ckpt, grad_off, structure):
+    function = Counted(STRUCTURES[structure])
+    x, y = leaf(seed=1), leaf(seed=2)
+    with grad_off():
+        out = ckpt.checkpoint(function, x, y)
+        expected = STRUCTURES[structure](x, y)
+    assert function.calls == 1, f"the function ran {function.calls} times under {grad_off.__name__} (expected once)"
+    assert_same_output(out, expected)
+    assert not any(t.requires_grad for t in tensors_in(out)), f"an output requires grad under {grad_off.__name__}"
+
+
+@pytest.mark.clause("callers.no-grad")
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_output_of_any_structure_is_the_functions_under_no_grad(ckpt, structure):
+    assert_output_of_structure_with_grad_off(ckpt, torch.no_grad, structure)
+
+
+@pytest.mark.clause("callers.inference-mode")
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_output_of_any_structure_is_the_functions_under_inference_mode(ckpt, structure):
+    assert_output_of_structure_with_grad_off(ckpt, torch.inference_mode, structure)

@@ -1,20 +1,19 @@
 """Debug mode (clauses debug.*).
 
 An error is provoked with the determinism check (a recompute that saves a tensor of another shape);
-with debug on, its message must name the operators the function ran: sinh and atan, names no
-ordinary error prose contains.
+with debug on, its message must name the operators the function ran in the forward (flip, sinh, atan)
+and in the recomputation (roll, sinh, atan), names no ordinary error prose contains as words.
 """
 
 import contextlib
 import logging
+import re
 
 import pytest
 
-from conformance.assertions import assert_raises
-from fixtures.functions import ChangesBetweenPasses
+from conformance.assertions import INVALID_ARGUMENT, assert_rejected, backward_of_sum
+from fixtures.functions import TracedChange
 from fixtures.inputs import leaf
-
-OPERATORS = ("sinh", "atan")
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +25,7 @@ def tolerate_malformed_log_records(monkeypatch):
 
 
 def checkpoint_error_message(ckpt, **kwargs):
-    fn = ChangesBetweenPasses("shape")
+    fn = TracedChange()
     out = ckpt.checkpoint(fn, leaf(), **kwargs)
     fn.changed = True
     try:
@@ -36,28 +35,48 @@ def checkpoint_error_message(ckpt, **kwargs):
     raise AssertionError("no CheckpointError for a recompute that saves a tensor of another shape")
 
 
-def assert_names_operators(message, why):
-    missing = [op for op in OPERATORS if op not in message]
-    assert not missing, f"{why}, but the error message does not name {missing}: {message[:300]!r}..."
+def named(op, message):
+    return re.search(rf"\b{op}\b", message) is not None
+
+
+def assert_traces_both_runs(message, why):
+    """The trace names the operators of the original forward (flip) and of the recomputation (roll)."""
+    expected = {"the original forward": [TracedChange.FORWARD_ONLY, *TracedChange.BOTH],
+                "the recomputation": [TracedChange.RECOMPUTE_ONLY, *TracedChange.BOTH]}
+    missing = {run: [op for op in ops if not named(op, message)] for run, ops in expected.items()}
+    missing = {run: ops for run, ops in missing.items() if ops}
+    assert not missing, f"{why}, but the error message does not name the operators of {missing}: {message[:300]!r}..."
 
 
 @pytest.mark.clause("debug.trace-in-errors")
-def test_debug_error_names_the_operators(ckpt):
+def test_debug_error_names_the_operators_of_the_forward_and_the_recompute(ckpt):
     message = checkpoint_error_message(ckpt, debug=True)
-    assert_names_operators(message, "debug=True includes a trace of the operators")
+    assert_traces_both_runs(message, "debug=True includes a trace of the forward's and the recomputation's operators")
 
 
 @pytest.mark.clause("debug.global-override")
-def test_global_debug_overrides_debug_false(ckpt):
-    with ckpt.set_checkpoint_debug_enabled(True):
-        message = checkpoint_error_message(ckpt, debug=False)
-    assert_names_operators(message, "set_checkpoint_debug_enabled(True) overrides debug=False")
+@pytest.mark.parametrize("debug", [True, False])
+@pytest.mark.parametrize("debug_enabled", [True, False, None])
+def test_global_debug_setting_overrides_the_debug_argument_both_ways(ckpt, debug_enabled, debug):
+    """True and False override debug=; None defers to it, even inside an outer setting of the opposite value."""
+    untraced = checkpoint_error_message(ckpt, debug=False)  # what this implementation says without a trace
+    with ckpt.set_checkpoint_debug_enabled(not debug if debug_enabled is None else debug_enabled):
+        with ckpt.set_checkpoint_debug_enabled(debug_enabled):
+            message = checkpoint_error_message(ckpt, debug=debug)
+    setting = f"set_checkpoint_debug_enabled({debug_enabled}) with debug={debug}"
+    if (debug if debug_enabled is None else debug_enabled):
+        assert_traces_both_runs(message, f"{setting} turns the trace on")
+    else:
+        extra = [op for op in (TracedChange.FORWARD_ONLY, TracedChange.RECOMPUTE_ONLY)
+                 if named(op, message) and not named(op, untraced)]
+        assert not extra, f"{setting} turns the trace off, but the error message names {extra}: {message[:300]!r}..."
 
 
 @pytest.mark.clause("debug.reentrant-rejects")
 def test_reentrant_rejects_debug(ckpt):
-    with assert_raises(Exception, "an error for debug=True with use_reentrant=True"):
-        ckpt.checkpoint(ChangesBetweenPasses("shape"), leaf(), debug=True).sum().backward()
+    fn, x = TracedChange(), leaf()
+    assert_rejected(INVALID_ARGUMENT, "an error for debug=True with use_reentrant=True",
+                    ckpt.checkpoint, fn, x, debug=True, then=backward_of_sum)
 
 
 @pytest.mark.clause("debug.rejects-context-fn")
@@ -65,5 +84,6 @@ def test_debug_with_a_context_fn_is_rejected(ckpt):
     def context_fn():
         return contextlib.nullcontext(), contextlib.nullcontext()
 
-    with assert_raises(Exception, "an error for debug=True together with a non-default context_fn"):
-        ckpt.checkpoint(ChangesBetweenPasses("shape"), leaf(), debug=True, context_fn=context_fn).sum().backward()
+    fn, x = TracedChange(), leaf()
+    assert_rejected(INVALID_ARGUMENT, "an error for debug=True together with a non-default context_fn",
+                    ckpt.checkpoint, fn, x, debug=True, context_fn=context_fn, then=backward_of_sum)

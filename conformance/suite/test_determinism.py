@@ -6,68 +6,71 @@ docs' "due to a global variable"): the recompute then saves a tensor of another 
 
 import pytest
 
-from conformance.assertions import assert_raises
+from conformance.assertions import INVALID_ARGUMENT, assert_raises, assert_rejected, backward_of_sum
 from fixtures.functions import ChangesBetweenPasses, ChangesSaveCount
-from fixtures.inputs import leaf
+from fixtures.inputs import OPTIONS, leaf, options_for
 
 
-def backward_after_change(ckpt, change, **kwargs):
-    """Forward through the checkpoint, flip the function's behaviour, then run backward."""
+def after_change(ckpt, change, **kwargs):
+    """Forward through the checkpoint and flip the function's behaviour; return the loss to run backward on."""
     fn = ChangesBetweenPasses(change)
     out = ckpt.checkpoint(fn, leaf(), **kwargs)
     fn.changed = True
-    out.sum().backward()
+    return out.sum()
 
 
 @pytest.mark.clause("determinism.default-detects")
 @pytest.mark.parametrize("change", ["shape", "dtype"])
-@pytest.mark.parametrize("keyword", [{}, {"determinism_check": "default"}], ids=["omitted", "default"])
-def test_metadata_change_raises_checkpoint_error(ckpt, change, keyword):
+@pytest.mark.parametrize("options", OPTIONS)
+def test_metadata_change_raises_checkpoint_error(ckpt, change, options):
+    loss = after_change(ckpt, change, **options_for(ckpt, options))
     with assert_raises(ckpt.CheckpointError, f"a CheckpointError for a recompute with a different {change}"):
-        backward_after_change(ckpt, change, **keyword)
+        loss.backward()
 
 
 @pytest.mark.clause("determinism.none-disables")
 def test_none_lets_a_dtype_change_through(ckpt):
     # Must complete: with the comparison off, nothing else objects to a float64 recompute.
-    backward_after_change(ckpt, "dtype", determinism_check="none")
+    after_change(ckpt, "dtype", determinism_check="none").backward()
 
 
 @pytest.mark.clause("determinism.invalid-rejected")
 def test_unknown_determinism_check_is_rejected(ckpt):
-    x = leaf()
-    with assert_raises(Exception, "an error for determinism_check='sometimes'"):
-        ckpt.checkpoint(ChangesBetweenPasses("shape"), x, determinism_check="sometimes").sum().backward()
+    fn, x = ChangesBetweenPasses("shape"), leaf()
+    assert_rejected(INVALID_ARGUMENT, "an error for determinism_check='sometimes'",
+                    ckpt.checkpoint, fn, x, determinism_check="sometimes", then=backward_of_sum)
 
 
 @pytest.mark.clause("determinism.reentrant-disabled")
 def test_reentrant_does_not_check_a_dtype_change(ckpt):
-    backward_after_change(ckpt, "dtype")
+    after_change(ckpt, "dtype").backward()
 
 
-def backward_after_count_change(ckpt, change, **kwargs):
-    """Like backward_after_change, but the recompute saves fewer or more tensors than the forward."""
+def after_count_change(ckpt, change, **kwargs):
+    """Like after_change, but the recompute saves fewer or more tensors than the forward."""
     fn = ChangesSaveCount(change)
     out = ckpt.checkpoint(fn, leaf(), **kwargs)
     fn.changed = True
-    out.sum().backward()
+    return out.sum()
 
 
 @pytest.mark.clause("determinism.fewer-saved-detected")
 @pytest.mark.parametrize("keyword", [{}, {"determinism_check": "default"}], ids=["omitted", "default"])
 def test_fewer_saved_tensors_raise_checkpoint_error(ckpt, keyword):
     # Only the default check: the docs leave determinism_check="none" open for this case.
+    loss = after_count_change(ckpt, "fewer", **keyword)
     with assert_raises(ckpt.CheckpointError, "a CheckpointError for a recompute that saves fewer tensors"):
-        backward_after_count_change(ckpt, "fewer", **keyword)
+        loss.backward()
 
 
 @pytest.mark.clause("determinism.more-saved-detected")
 @pytest.mark.parametrize("switch", ["keyword", "context-manager"])
 def test_more_saved_tensors_in_a_full_recompute_raise_checkpoint_error(ckpt, switch):
     what = "a CheckpointError for a full recompute that saves more tensors than the forward"
+    if switch == "keyword":
+        loss = after_count_change(ckpt, "more", early_stop=False)
+    else:
+        with ckpt.set_checkpoint_early_stop(False):  # read at forward time
+            loss = after_count_change(ckpt, "more")
     with assert_raises(ckpt.CheckpointError, what):
-        if switch == "keyword":
-            backward_after_count_change(ckpt, "more", early_stop=False)
-        else:
-            with ckpt.set_checkpoint_early_stop(False):  # read at forward time
-                backward_after_count_change(ckpt, "more")
+        loss.backward()

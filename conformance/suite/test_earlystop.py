@@ -8,7 +8,7 @@ import pytest
 
 from conformance.assertions import assert_same_gradients
 from fixtures.functions import AfterLastSave, SavesNothing
-from fixtures.inputs import twin_leaves
+from fixtures.inputs import OPTIONS, options_for, twin_leaves
 
 FORWARD_ONLY, WHOLE_RECOMPUTE = 1, 2
 
@@ -30,8 +30,9 @@ def assert_ran_to_end(fn, expected, why):
 
 
 @pytest.mark.clause("earlystop.default-stops")
-def test_recompute_stops_after_last_needed_tensor(ckpt):
-    fn = checkpointed_run(ckpt, AfterLastSave)
+@pytest.mark.parametrize("options", OPTIONS)
+def test_recompute_stops_after_last_needed_tensor(ckpt, options):
+    fn = checkpointed_run(ckpt, AfterLastSave, **options_for(ckpt, options))
     assert_ran_to_end(fn, FORWARD_ONLY, "with early stop (the default) the recompute stops once exp is recomputed")
 
 
@@ -60,21 +61,33 @@ def test_context_manager_at_forward_disables_early_stop(ckpt):
 
 
 @pytest.mark.clause("earlystop.context-manager-overrides")
-@pytest.mark.parametrize("manager, argument", [(False, True), (True, False)], ids=["manager-off", "manager-on"])
-def test_context_manager_overrides_argument(ckpt, manager, argument):
+@pytest.mark.parametrize("early_stop", [True, False])
+@pytest.mark.parametrize("early_stop_enabled", [True, False])
+def test_context_manager_overrides_argument(ckpt, early_stop_enabled, early_stop):
     fn = AfterLastSave()
     x, _ = twin_leaves()
-    with ckpt.set_checkpoint_early_stop(manager):
-        out = ckpt.checkpoint(fn, x, early_stop=argument)
+    with ckpt.set_checkpoint_early_stop(early_stop_enabled):
+        out = ckpt.checkpoint(fn, x, early_stop=early_stop)
     out.sum().backward()
-    expected = FORWARD_ONLY if manager else WHOLE_RECOMPUTE
-    assert_ran_to_end(fn, expected, f"set_checkpoint_early_stop({manager}) overrides early_stop={argument}")
+    expected = FORWARD_ONLY if early_stop_enabled else WHOLE_RECOMPUTE
+    assert_ran_to_end(fn, expected, f"set_checkpoint_early_stop({early_stop_enabled}) overrides early_stop={early_stop}")
 
 
 @pytest.mark.clause("earlystop.reentrant-recomputes-all")
 def test_reentrant_recomputes_whole_function(ckpt):
     fn = checkpointed_run(ckpt, AfterLastSave)
     assert_ran_to_end(fn, WHOLE_RECOMPUTE, "reentrant checkpoint always recomputes the function in its entirety")
+
+
+@pytest.mark.clause("earlystop.reentrant-recomputes-all")
+@pytest.mark.parametrize("early_stop_enabled", [True, False])
+def test_reentrant_recomputes_whole_function_under_either_early_stop_override(ckpt, early_stop_enabled):
+    if "early_stop" not in ckpt.impl.capabilities.features:
+        pytest.skip("the implementation does not claim early_stop (set_checkpoint_early_stop)")
+    with ckpt.set_checkpoint_early_stop(early_stop_enabled):
+        fn = checkpointed_run(ckpt, AfterLastSave)
+    assert_ran_to_end(fn, WHOLE_RECOMPUTE, f"reentrant checkpoint recomputes in its entirety, "
+                      f"set_checkpoint_early_stop({early_stop_enabled}) or not")
 
 
 @pytest.mark.clause("earlystop.reentrant-ignores-keyword")

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_gradients
-from fixtures.inputs import leaf
+from fixtures.inputs import ALIASINGS, aliased, leaf
 
 
 def snapshot(t):
@@ -75,3 +75,16 @@ def test_identity_function_leaves_its_input_usable(ckpt):
     (out * x).sum().backward()
     (x_ref * x_ref).sum().backward()
     assert_same_gradients(x.grad, x_ref.grad, ["x.grad"])
+
+
+@pytest.mark.clause("inputs.unchanged")
+@pytest.mark.parametrize("aliasing", ALIASINGS)
+def test_aliased_inputs_are_unchanged_by_forward_and_backward(ckpt, aliasing):
+    args, leaves = aliased(aliasing)
+    tensors = {f"argument {i} ({aliasing})": t for i, t in enumerate(args)}
+    tensors.update({f"leaf {i} under the arguments": t for i, t in enumerate(leaves)})
+    snapshots = {name: snapshot(t) for name, t in tensors.items()}
+    out = ckpt.checkpoint(lambda a, b: (a * b).sin() + a.exp(), *args)
+    assert_unchanged(tensors, snapshots, "by the checkpointed forward")
+    out.sum().backward()
+    assert_unchanged(tensors, snapshots, "by backward through the checkpoint")

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from conformance.assertions import assert_same_gradients
-from fixtures.inputs import leaf, twin_leaves
+from fixtures.inputs import ALIASINGS, aliased, leaf, twin_leaves
 from fixtures.models import seeded, twins
 from fixtures.probes import packed_tensors, shares_storage
 
@@ -113,3 +113,16 @@ def test_checkpointed_stack_uses_less_cuda_memory(ckpt, device):
     held, peak = cuda_memory_of(checkpointed, model, x)
     assert held < plain_held, f"after forward the checkpointed stack holds {held} bytes, without checkpointing {plain_held}"
     assert peak < plain_peak, f"the checkpointed stack peaks at {peak} bytes, without checkpointing {plain_peak}"
+
+
+@pytest.mark.clause("memory.only-inputs-saved")
+@pytest.mark.parametrize("aliasing", ALIASINGS)
+def test_graph_saves_only_the_passed_tensors_whatever_they_alias(ckpt, aliasing):
+    """"Any passed tensors in args are kept alive": the very tensors passed (views and non-leaf tensors
+    included), not copies of them."""
+    args, _ = aliased(aliasing)
+    with packed_tensors() as packed:
+        out = ckpt.checkpoint(sin_chain, *args)
+    others = [tuple(t.shape) for t in packed if not any(shares_storage(t, a) for a in args)]
+    assert not others, f"the autograd graph saved {len(others)} tensors that are not the arguments passed ({aliasing})"
+    out.sum().backward()

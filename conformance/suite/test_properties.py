@@ -27,13 +27,17 @@ from hypothesis import event, given, note
 from hypothesis import strategies as st
 
 from conformance.assertions import (
-    assert_raises,
+    INVALID_ARGUMENT,
+    assert_rejected,
     assert_rng_stream_unchanged,
     assert_same_forward,
     assert_same_gradients,
+    assert_same_output,
 )
 from conformance.binding import Checkpointer, load_implementation
 from fixtures import strategies
+from fixtures.functions import tensors_in
+from fixtures.inputs import options_for
 from fixtures.strategies import Case, Region, SequentialCase, loss_of, seeded_tensor
 
 NEXT_DRAW = 5  # numbers drawn after backward to compare the RNG streams
@@ -47,16 +51,16 @@ class Run:
     grads: dict  # name -> .grad of every input and parameter that requires grad (None if it got none)
 
 
-def run_region(case: Case, checkpoint=None, *, backward=True, inputs_where=lambda leaf: True, parameters=True) -> Run:
-    """One run of case from its seed: through checkpoint, or plain when checkpoint is None."""
-    model = case.model.build()
-    inputs = case.inputs.build(case.model.width)
-    region = Region(model, case.inputs.batch, case.model.width, case.outputs)
+def run_region(case: Case, ckpt=None, *, backward=True, inputs_where=lambda leaf: True, parameters=True) -> Run:
+    """One run of case from its seed: through ckpt's checkpoint (with case.options), or plain when ckpt is None."""
+    model = case.model.build(case.dtype)
+    inputs = case.inputs.build(case.model.width, case.dtype, case.aliasing)
+    region = Region(model, case.inputs.batch, case.model.width, case.structure, case.dtype)
     torch.manual_seed(case.seed)
-    if checkpoint is None:
+    if ckpt is None:
         output = region(*inputs.args, **inputs.kwargs)
     else:
-        output = checkpoint(region, *inputs.args, **inputs.kwargs)
+        output = ckpt.checkpoint(region, *inputs.args, **options_for(ckpt, case.options), **inputs.kwargs)
     grads = {}
     if backward:
         for _ in range(case.draws_between):
@@ -70,18 +74,19 @@ def run_region(case: Case, checkpoint=None, *, backward=True, inputs_where=lambd
     return Run(output, grads)
 
 
-def run_sequential(case: SequentialCase, sequential=None) -> Run:
-    """One checkpoint_sequential run of case from its seed, or the functions run in order when sequential is None."""
+def run_sequential(case: SequentialCase, ckpt=None) -> Run:
+    """One checkpoint_sequential run of case from its seed, or the functions run in order when ckpt is None."""
     layers = case.model.layers()
     functions = case.functions(layers)
     x = seeded_tensor((case.batch, case.model.width), requires_grad=case.input_grad, seed=case.seed)
     torch.manual_seed(case.seed)
-    if sequential is None:
+    if ckpt is None:
         output = x
         for f in layers:
             output = f(output)
     else:
-        output = sequential(functions, case.segments, x)
+        explicit = case.options == "explicit-default" and "preserve_rng_state" in ckpt.impl.capabilities.features
+        output = ckpt.sequential(functions, case.segments, x, **({"preserve_rng_state": True} if explicit else {}))
     loss = loss_of(output)
     if loss.requires_grad:
         loss.backward()
@@ -101,19 +106,19 @@ def assert_same_grads(actual: Run, expected: Run):
 
 def check_forward_value(ckpt: Checkpointer, case: Case):
     expected = run_region(case, backward=False)
-    actual = run_region(case, ckpt.checkpoint, backward=False)
-    assert_same_forward(actual.output, expected.output)
+    actual = run_region(case, ckpt, backward=False)
+    assert_same_output(actual.output, expected.output)
 
 
 def check_gradients(ckpt: Checkpointer, case: Case):
     expected = run_region(case)
-    actual = run_region(case, ckpt.checkpoint)
+    actual = run_region(case, ckpt)
     assert_same_grads(actual, expected)
 
 
 def check_forward_value_and_gradients(ckpt: Checkpointer, case: Case):
     expected = run_region(case)
-    actual = run_region(case, ckpt.checkpoint)
+    actual = run_region(case, ckpt)
     assert_same_forward(actual.output, expected.output)
     assert_same_grads(actual, expected)
 
@@ -121,23 +126,22 @@ def check_forward_value_and_gradients(ckpt: Checkpointer, case: Case):
 def check_rng_stream(ckpt: Checkpointer, case: Case):
     run_region(case)
     expected_next_draw = torch.rand(NEXT_DRAW)
-    run_region(case, ckpt.checkpoint)
+    run_region(case, ckpt)
     assert_rng_stream_unchanged(expected_next_draw)
 
 
 def check_nested_gradients(ckpt: Checkpointer, case: Case):
     nested = dict(inputs_where=lambda b: b.nested, parameters=False)  # the clause is about nested tensors only
     expected = run_region(case, **nested)
-    actual = run_region(case, ckpt.checkpoint, **nested)
+    actual = run_region(case, ckpt, **nested)
     assert_same_grads(actual, expected)
 
 
 def check_nested_not_considered(ckpt: Checkpointer, case: Case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the 'no input requires grad' warning is reqgrad.reentrant-warns' business
-        output = run_region(case, ckpt.checkpoint, backward=False).output
-    outputs = output if isinstance(output, tuple) else (output,)
-    assert not any(o.requires_grad for o in outputs), (
+        output = run_region(case, ckpt, backward=False).output
+    assert not any(o.requires_grad for o in tensors_in(output)), (
         "an output requires grad although only nested tensors do: the reentrant variant considered them"
     )
 
@@ -145,27 +149,30 @@ def check_nested_not_considered(ckpt: Checkpointer, case: Case):
 def check_keyword_gradients(ckpt: Checkpointer, case: Case):
     keyword = dict(inputs_where=lambda b: b.keyword, parameters=False)  # the clause is about keyword arguments only
     expected = run_region(case, **keyword)
-    actual = run_region(case, ckpt.checkpoint, **keyword)
+    actual = run_region(case, ckpt, **keyword)
     assert_same_forward(actual.output, expected.output)
     assert_same_grads(actual, expected)
 
 
 def check_sequential(ckpt: Checkpointer, case: SequentialCase):
     expected = run_sequential(case)
-    actual = run_sequential(case, ckpt.sequential)
+    actual = run_sequential(case, ckpt)
     assert_same_forward(actual.output, expected.output)
     assert_same_grads(actual, expected)
 
 
 def check_sequential_gradients(ckpt: Checkpointer, case: SequentialCase):
     expected = run_sequential(case)
-    actual = run_sequential(case, ckpt.sequential)
+    actual = run_sequential(case, ckpt)
     assert_same_grads(actual, expected)
 
 
 def check_keywords_rejected(ckpt: Checkpointer, case: Case):
-    with assert_raises(Exception, "an error for keyword arguments under the reentrant variant"):
-        run_region(case, ckpt.checkpoint)  # at the call or at backward: the docs fix neither
+    inputs = case.inputs.build(case.model.width, case.dtype, case.aliasing)
+    region = Region(case.model.build(case.dtype), case.inputs.batch, case.model.width, case.structure, case.dtype)
+    # At the call or at backward: the docs fix neither. A Python signature rejects them with TypeError.
+    assert_rejected(INVALID_ARGUMENT, "an error for keyword arguments under the reentrant variant",
+                    ckpt.checkpoint, region, *inputs.args, then=lambda output: loss_of(output).backward(), **inputs.kwargs)
 
 
 def reproduce(impl: str, variant: str, check: str, case) -> None:
@@ -186,13 +193,14 @@ def check_with_reproducer(ckpt: Checkpointer, check, case) -> None:
         event(f"segments={case.segments} of {model.n_layers()} functions")
     else:
         event(f"nesting depth={case.inputs.nesting_depth()}, keyword arguments={len(case.inputs.kwargs)}")
+        event(f"dtype={case.dtype}, aliasing={case.aliasing}, structure={case.structure}, options={case.options}")
     check(ckpt, case)
 
 
 # -------------------------------------------------------------------------------------------- tests
 
 @pytest.mark.clause("api.forward-value")
-@given(case=strategies.cases())
+@given(case=strategies.cases(structures=strategies.any_structures))  # both variants return any structure
 def test_forward_value_equals_the_functions(ckpt, case):
     check_with_reproducer(ckpt, check_forward_value, case)
 
@@ -234,13 +242,14 @@ def test_non_tensor_arguments_reach_the_forward_and_the_recompute(ckpt, case):
 
 
 @pytest.mark.clause("reqgrad.non-reentrant-gradients")
-@given(case=strategies.cases(strategies.inputs_without_grad()))
+@given(case=strategies.cases(strategies.inputs_without_grad(), dropout=strategies.no_or_some_dropout,
+                             structures=strategies.any_structures))
 def test_non_reentrant_parameters_get_gradients_when_no_input_requires_grad(ckpt, case):
     check_with_reproducer(ckpt, check_gradients, case)  # no input requires grad: only parameters have gradients
 
 
 @pytest.mark.clause("nested.non-reentrant-participates")
-@given(case=strategies.cases(strategies.nested_inputs()))
+@given(case=strategies.cases(strategies.nested_inputs(), structures=strategies.any_structures))
 def test_nested_tensors_get_the_uncheckpointed_gradients(ckpt, case):
     check_with_reproducer(ckpt, check_nested_gradients, case)
 
@@ -264,7 +273,7 @@ def test_sequential_dropout_gradients_equal_the_uncheckpointed_run(ckpt, case):
 
 
 @pytest.mark.clause("kwargs.non-reentrant-forwarded")
-@given(case=strategies.cases(strategies.keyword_inputs()))
+@given(case=strategies.cases(strategies.keyword_inputs(), structures=strategies.any_structures))
 def test_keyword_arguments_reach_the_function_and_get_gradients(ckpt, case):
     check_with_reproducer(ckpt, check_keyword_gradients, case)
 

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from conformance.assertions import assert_rng_stream_unchanged, assert_same_forward, assert_same_gradients
-from fixtures.inputs import leaf, twin_leaves
+from fixtures.inputs import OPTIONS, leaf, options_for, twin_leaves
 from fixtures.models import mlp, twins
 
 SEED = 1234
@@ -180,3 +180,42 @@ def test_device_rng_state_of_the_tensor_arguments_is_replayed_and_restored(ckpt,
     assert_same_gradients(actual.grads, expected.grads, ["gradient of x"])
     for draw, on in expected_draws:
         assert_rng_stream_unchanged(draw, device=on)
+
+
+# ------------------------------------------------- every kind of random draw, options omitted or explicit
+
+# name -> a function of x that draws random numbers of that kind; the draws reach value and gradient.
+RANDOM_OPS = {
+    "dropout": lambda x: F.dropout(x.tanh(), P) * x,
+    "rand_like": lambda x: x.sin() * torch.rand_like(x) + x,
+    "bernoulli": lambda x: x.exp() * torch.bernoulli(torch.full_like(x, 0.5)),
+}
+
+
+def _random_run(ckpt, device, random_op, options="omitted"):
+    x = leaf(device=device)
+    torch.manual_seed(SEED)
+    function = RANDOM_OPS[random_op]
+    output = function(x) if ckpt is None else ckpt.checkpoint(function, x, **options_for(ckpt, options))
+    (output * output).sum().backward()
+    return Run(output.detach(), [x.grad])
+
+
+@pytest.mark.clause("rng.same-forward")
+@pytest.mark.parametrize("random_op", RANDOM_OPS)
+def test_every_kind_of_random_draw_gives_the_uncheckpointed_output(ckpt, device, random_op):
+    assert_same_forward(_random_run(ckpt, device, random_op).output, _random_run(None, device, random_op).output)
+
+
+@pytest.mark.clause("rng.same-gradients")
+@pytest.mark.parametrize("random_op", RANDOM_OPS)
+def test_every_kind_of_random_draw_gives_the_uncheckpointed_gradients(ckpt, device, random_op):
+    assert_same_gradients(_random_run(ckpt, device, random_op).grads, _random_run(None, device, random_op).grads, ["x.grad"])
+
+
+@pytest.mark.clause("rng.same-forward", "rng.same-gradients")
+@pytest.mark.parametrize("options", OPTIONS)
+def test_random_draws_are_replayed_with_options_omitted_or_explicitly_default(ckpt, device, options):
+    actual, expected = _random_run(ckpt, device, "dropout", options), _random_run(None, device, "dropout")
+    assert_same_forward(actual.output, expected.output)
+    assert_same_gradients(actual.grads, expected.grads, ["x.grad"])

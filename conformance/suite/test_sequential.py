@@ -5,7 +5,9 @@ import torch
 from torch import nn
 
 from conformance.assertions import assert_raises, assert_same_forward, assert_same_gradients, parameter_grads
-from fixtures.inputs import leaf, twin_leaves
+from conformance.dimensions import SEQUENTIAL_FUNCTIONS
+from fixtures.functions import weighted_loss
+from fixtures.inputs import OPTIONS, leaf, twin_leaves
 from fixtures.models import counted_stack, mlp, twins
 
 # The ways to hand over the same six functions (Linear, Tanh) x 3: name -> container of a model's children.
@@ -36,6 +38,37 @@ def test_outputs_and_gradients_equal_running_the_functions_in_order(ckpt, contai
     expected.sum().backward()
     assert_same_gradients([x.grad, *parameter_grads(model)], [reference_x.grad, *parameter_grads(reference)],
                           ["input"] + [n for n, _ in model.named_parameters()])
+
+
+def _same_results(ckpt, segments, **kwargs):
+    """checkpoint_sequential over the six functions of an MLP equals running them in order, in value and gradients."""
+    model, reference = twins(mlp(depth=3))
+    assert len(list(model.children())) == SEQUENTIAL_FUNCTIONS
+    x, reference_x = twin_leaves()
+    actual = ckpt.sequential(list(model.children()), segments, x, **kwargs)
+    expected = _run_in_order(reference.children(), reference_x)
+    assert_same_forward(actual, expected)
+    weighted_loss(actual).backward()
+    weighted_loss(expected).backward()
+    assert_same_gradients([x.grad, *parameter_grads(model)], [reference_x.grad, *parameter_grads(reference)],
+                          ["input"] + [n for n, _ in model.named_parameters()])
+
+
+SEGMENTS = list(range(1, SEQUENTIAL_FUNCTIONS + 1))  # every count that can split the functions
+
+
+@pytest.mark.clause("sequential.same-results")
+@pytest.mark.parametrize("preserve_rng_state", [True, False])
+@pytest.mark.parametrize("segments", SEGMENTS)
+def test_every_segment_count_gives_the_results_of_running_in_order(ckpt, segments, preserve_rng_state):
+    _same_results(ckpt, segments, preserve_rng_state=preserve_rng_state)
+
+
+@pytest.mark.clause("sequential.same-results")
+@pytest.mark.parametrize("options", OPTIONS)
+@pytest.mark.parametrize("segments", SEGMENTS)
+def test_results_are_the_same_with_options_omitted_or_explicitly_default(ckpt, segments, options):
+    _same_results(ckpt, segments, **({} if options == "omitted" else {"preserve_rng_state": True}))
 
 
 def recomputed_chunks(rerun_log):
@@ -83,16 +116,32 @@ def test_uneven_split_reruns_segments_minus_one_leading_chunks_never_the_last_fu
     assert n - 1 not in rerun, f"the last function (of the last segment) was re-run: {chunks}"
 
 
+@pytest.mark.clause("sequential.segments")
+@pytest.mark.parametrize("segments", SEGMENTS)
+def test_every_segment_count_reruns_all_segments_but_the_last(ckpt, segments):
+    n = SEQUENTIAL_FUNCTIONS
+    chunks = _forward_backward(ckpt, n, segments)
+    rerun = sorted(i for chunk in chunks for i in chunk)
+    assert len(chunks) == segments - 1, f"{n} functions in {segments} segments: backward re-ran {len(chunks)} chunks {chunks}"
+    assert rerun == list(range(len(rerun))), f"re-ran {rerun}: not each of the leading functions once"
+    assert n - 1 not in rerun, f"the last function (of the last segment) was re-run: {chunks}"
+    if n % segments == 0:
+        size = n // segments
+        assert sorted(chunks) == [list(range(s, s + size)) for s in range(0, n - size, size)], (
+            f"{n} functions in {segments} equal segments: backward re-ran {chunks}")
+
+
 @pytest.mark.clause("sequential.bad-segments")
 @pytest.mark.parametrize("segments", [0, 7], ids=["zero", "more-than-functions"])
 def test_segment_count_that_cannot_split_the_functions_is_rejected(ckpt, segments):
-    functions = list(mlp(depth=3).children())  # 6 functions
-    with assert_raises(Exception, f"an error for segments={segments} with 6 functions"):
-        ckpt.sequential(functions, segments, leaf())
+    functions, x = list(mlp(depth=3).children()), leaf()  # 6 functions
+    # A count no split can honour is a bad value (ValueError); torch divides by it first (ZeroDivisionError).
+    with assert_raises((ValueError, ZeroDivisionError), f"an error for segments={segments} with 6 functions"):
+        ckpt.sequential(functions, segments, x)
 
 
 @pytest.mark.clause("sequential.single-input")
 def test_extra_positional_inputs_are_rejected(ckpt):
-    model = mlp()
+    model, x, extra = mlp(), leaf(seed=1), leaf(seed=2)
     with assert_raises(TypeError, "a TypeError for a second positional input"):
-        ckpt.checkpoint_sequential(model, 2, leaf(seed=1), leaf(seed=2), use_reentrant=ckpt.use_reentrant)
+        ckpt.checkpoint_sequential(model, 2, x, extra, use_reentrant=ckpt.use_reentrant)

@@ -10,8 +10,10 @@ import warnings
 import pytest
 import torch
 
+from conformance.assertions import assert_same_forward, assert_same_gradients
 from fixtures.functions import sin_exp
 from fixtures.inputs import leaf
+from fixtures.models import seeded
 
 
 def use_reentrant_notices(call):
@@ -33,7 +35,8 @@ def use_reentrant_notices(call):
 
 
 def stack():
-    return [torch.nn.Tanh(), torch.nn.Linear(8, 8), torch.nn.Tanh()]
+    """Three functions with fixed parameters (equal on every call)."""
+    return seeded(lambda: [torch.nn.Tanh(), torch.nn.Linear(8, 8), torch.nn.Tanh()])
 
 
 @pytest.mark.clause("warnings.checkpoint-use-reentrant-omitted")
@@ -64,3 +67,54 @@ def test_checkpoint_sequential_with_explicit_use_reentrant_does_not_warn_about_i
     notices, raised = use_reentrant_notices(lambda: ckpt.sequential(stack(), 2, leaf()).sum().backward())
     assert raised is None, f"checkpoint_sequential with use_reentrant={ckpt.use_reentrant} raised {raised!r}"
     assert not notices, f"use_reentrant={ckpt.use_reentrant} was passed, yet: {[str(w.message)[:100] for w in notices]}"
+
+
+class GradModeLog:
+    """sin -> exp, logging whether grad mode was enabled at each call (forward first, then recomputes)."""
+
+    def __init__(self):
+        self.grad_enabled = []
+
+    def __call__(self, x):
+        self.grad_enabled.append(torch.is_grad_enabled())
+        return x.sin().exp()
+
+
+# After the warning, the call runs: the documented default is use_reentrant=True (spec-sources/003:
+# "Default: True"), whose forward runs under torch.no_grad(); the value and the gradients are the function's.
+@pytest.mark.clause("warnings.checkpoint-use-reentrant-omitted")
+def test_checkpoint_without_use_reentrant_runs_the_reentrant_default(ckpt):
+    fn, x, reference = GradModeLog(), leaf(), leaf()
+    _, raised = use_reentrant_notices(lambda: ckpt.impl.module.checkpoint(fn, x).sum().backward())
+    if raised is not None:
+        return  # the announced future behaviour: nothing runs, nothing more to check
+    sin_exp(reference).sum().backward()
+    assert_same_gradients(x.grad, reference.grad, ["input gradient after the use_reentrant warning"])
+    assert fn.grad_enabled[:1] == [False], (
+        "with use_reentrant omitted the forward recorded a graph (grad mode on): the documented default "
+        f"use_reentrant=True runs it under torch.no_grad(); grad mode per call: {fn.grad_enabled}")
+
+
+@pytest.mark.clause("warnings.sequential-use-reentrant-omitted")
+def test_checkpoint_sequential_without_use_reentrant_runs_the_reentrant_default(ckpt):
+    first, layers = GradModeLog(), stack()
+    x, reference = leaf(), leaf()
+    result = []
+    _, raised = use_reentrant_notices(
+        lambda: result.append(ckpt.impl.module.checkpoint_sequential([first, *layers], 2, x)))
+    if raised is not None:
+        return  # the announced future behaviour
+    expected = stack_run(layers, sin_exp(reference))
+    assert_same_forward(result[0], expected)
+    result[0].sum().backward()
+    expected.sum().backward()
+    assert_same_gradients(x.grad, reference.grad, ["input gradient after the use_reentrant warning"])
+    assert first.grad_enabled[:1] == [False], (
+        "with use_reentrant omitted the first segment's forward recorded a graph: the documented default "
+        f"use_reentrant=True runs it under torch.no_grad(); grad mode per call: {first.grad_enabled}")
+
+
+def stack_run(layers, x):
+    for layer in layers:
+        x = layer(x)
+    return x

@@ -1,0 +1,64 @@
+"""The vocabulary of input dimensions a clause may declare (``dimensions = [...]`` in clauses.toml).
+
+A dimension is a range of inputs a clause's sentence speaks of ("any dtype", "outputs of any
+structure", "segments 1..len(functions)"). Each one names the pytest parameter that spans it in the
+suite and the values that parameter must take; a hypothesis test spans it when its strategy can draw
+every value (read from the drawn example's attribute of the same name). tests/test_dimensions.py
+checks, clause by clause, that some collected test of the clause spans each declared dimension.
+Plain data: no pytest, no torch (the report may read it too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# checkpoint_sequential is spanned over every segment count for this many functions (fixtures.models).
+SEQUENTIAL_FUNCTIONS = 6
+
+
+@dataclass(frozen=True)
+class Dimension:
+    param: str  # the pytest parameter (and hypothesis example attribute) that ranges over it
+    values: tuple  # the values a spanning test must take, all of them
+    meaning: str
+    drawable: bool = True  # False: only a pytest parametrization can span it
+
+
+DIMENSIONS: dict[str, Dimension] = {
+    "dtype": Dimension("dtype", ("float32", "float64", "bfloat16", "float16"),
+                       "floating dtypes of the tensor arguments (and of the parameters inside)"),
+    "aliasing": Dimension("aliasing", ("distinct", "same-tensor-twice", "views-of-one-base", "non-leaf"),
+                          "how the tensor arguments relate: independent leaves, one tensor passed twice, "
+                          "views of one base, non-leaf tensors made by ops that save nothing"),
+    "output structure": Dimension("structure", ("tensor", "1-tuple", "tuple"),
+                                  "what the function returns: a lone tensor, a 1-tuple, a longer tuple"),
+    "nested output structure": Dimension("structure", ("list", "dict", "nested-with-non-tensors"),
+                                         "non-reentrant: tensors returned inside lists and dicts, "
+                                         "mixed with non-tensor items"),
+    "options": Dimension("options", ("omitted", "explicit-default"),
+                         "checkpoint's own keywords omitted, and each passed explicitly with its default"),
+    "segments": Dimension("segments", tuple(range(1, SEQUENTIAL_FUNCTIONS + 1)),
+                          f"every valid segment count, 1..len(functions), over {SEQUENTIAL_FUNCTIONS} functions",
+                          drawable=False),
+    "preserve_rng_state": Dimension("preserve_rng_state", (True, False), "preserve_rng_state True and False"),
+    "debug override": Dimension("debug_enabled", (True, False, None),
+                                "set_checkpoint_debug_enabled(True), (False) and (None: no override)"),
+    "early stop override": Dimension("early_stop_enabled", (True, False), "set_checkpoint_early_stop(True) and (False)"),
+    "early_stop": Dimension("early_stop", (True, False), "the early_stop keyword True and False"),
+    "frozen inputs": Dimension("body", ("parameters", "parameters-and-random-ops"),
+                               "inputs that do not require grad, with parameters and with random ops inside"),
+    "random ops": Dimension("random_op", ("dropout", "rand_like", "bernoulli"),
+                            "the kinds of random draws the function makes"),
+    "nesting": Dimension("kind", ("list", "tuple", "dict", "custom-object", "deep"),
+                         "the structure a tensor argument is nested in"),
+    "container": Dimension("container", ("nn.Sequential", "list-of-modules", "nn.ModuleList", "list-of-functions"),
+                           "how checkpoint_sequential's functions are handed over"),
+    "entry point": Dimension("entry", ("checkpoint", "checkpoint_sequential"),
+                             "the two entry points a sentence names"),
+    "device": Dimension("device", ("cpu", "cuda"), "the devices the tensors live on (CUDA skips where absent)",
+                        drawable=False),
+}
+
+
+def unknown(names) -> list[str]:
+    return [name for name in names if name not in DIMENSIONS]
