@@ -26,7 +26,7 @@ TORCH_CHECKPOINT_KEYWORDS = ("context_fn", "determinism_check", "debug", "early_
 # choose the variant themselves).
 TORCH_WRAPPER_FEATURES = [
     "preserve_rng_state", "kwargs", "context_fn", "determinism_check", "debug", "early_stop",
-    "selective_checkpointing", "graph_exec_group",
+    "selective_checkpointing", "graph_exec_group", "distributed",
 ]
 
 
