@@ -104,6 +104,7 @@ FEATURES = {
     "selective_checkpointing": "create_selective_checkpoint_contexts / CheckpointPolicy",
     "use_reentrant_warning": "the warning when use_reentrant is not passed",
     "graph_exec_group": "GraphExecGroup",
+    "distributed": "runs inside DistributedDataParallel / FSDP on an initialized process group",
 }
 
 # Optional module-level names, and the feature each one is part of. A module that lacks one (and

@@ -43,5 +43,6 @@ CONFORMANCE_CAPABILITIES = {
         "debug",
         "early_stop",
         "use_reentrant_warning",
+        "distributed",
     ],
 }

@@ -27,7 +27,7 @@ TORCH_CHECKPOINT_KEYWORDS = tuple(k for k in OWN_KEYWORDS if k != "preserve_rng_
 # choose the variant themselves).
 TORCH_WRAPPER_FEATURES = [
     "preserve_rng_state", "kwargs", "context_fn", "determinism_check", "debug", "early_stop",
-    "selective_checkpointing", "graph_exec_group",
+    "selective_checkpointing", "graph_exec_group", "distributed",
 ]
 
 
