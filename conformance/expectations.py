@@ -44,3 +44,28 @@ def load_deviations(path: Path = EXPECTATIONS_PATH) -> list[Deviation]:
             raise ValueError(f"{path}: deviation for {deviation.impl}/{deviation.clause} has no reason")
         deviations.append(deviation)
     return deviations
+
+
+@dataclass(frozen=True)
+class Breakage:
+    """Row-level known breakage: one root cause that explains every failing test of a row (an
+    implementation, optionally one variant, optionally on one torch release), declared once instead
+    of once per clause. Stale when none of the row's tests fails any more."""
+
+    impl: str
+    reason: str
+    variant: str | None = None
+    torch: str | None = None  # a torch release "x.y": the breakage holds only when that torch is under test
+
+    def covers(self, *, impl: str, variant, torch_release: str) -> bool:
+        return self.impl == impl and self.variant in (None, variant) and self.torch in (None, torch_release)
+
+
+def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
+    with open(path, "rb") as f:
+        entries = tomllib.load(f).get("breakage", [])
+    breakages = [Breakage(**entry) for entry in entries]
+    for breakage in breakages:
+        if not breakage.reason.strip():
+            raise ValueError(f"{path}: breakage of {breakage.impl} has no reason")
+    return breakages

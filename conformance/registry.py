@@ -6,6 +6,7 @@ what a clause is. It imports neither pytest nor torch, so the report renderer ca
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -34,6 +35,7 @@ class Clause:
     text_kind: str = "quote"  # "quote": verbatim from source; "paraphrase": our wording
     features: tuple[str, ...] = ()  # optional capabilities the clause needs (see capabilities.py)
     note: str = ""  # where observed torch behaviour and the docs differ, which one is checked and why
+    since: str = ""  # the torch release ("x.y") the clause holds from; "" for every release tested
 
     @property
     def is_must(self) -> bool:
@@ -53,6 +55,7 @@ def _parse(entry: dict, areas: dict[str, str]) -> Clause:
             text_kind=entry.get("text_kind", "quote"),
             features=tuple(entry.get("features", ())),
             note=entry.get("note", "").strip(),
+            since=entry.get("since", ""),
         )
     except KeyError as missing:
         raise RegistryError(f"clause {entry.get('id', '?')!r} lacks field {missing}") from None
@@ -62,6 +65,7 @@ def _parse(entry: dict, areas: dict[str, str]) -> Clause:
         "binds no variant" * (not clause.variants),
         f"unknown area {clause.area!r}" * (clause.area not in areas),
         f"unknown text_kind {clause.text_kind!r}" * (clause.text_kind not in TEXT_KINDS),
+        f"since {clause.since!r} is not a release 'x.y'" * (clause.since != "" and not re.fullmatch(r"\d+\.\d+", clause.since)),
     ]
     problems = [p for p in problems if p]
     if problems:
