@@ -43,8 +43,32 @@ class Probe:
     restore: Callable[[Any], None]
 
 
+class _HookDepth:
+    """Counts saved-tensor hook pairs pushed minus popped, for torch releases (before 2.7) that cannot
+    report the top of the stack: the push and pop functions are wrapped once, at import."""
+
+    def __init__(self, autograd):
+        self.depth = 0
+        push, pop = autograd._push_saved_tensors_default_hooks, autograd._pop_saved_tensors_default_hooks
+
+        def counted_push(*args):
+            push(*args)
+            self.depth += 1
+
+        def counted_pop():
+            pop()
+            self.depth -= 1
+
+        autograd._push_saved_tensors_default_hooks, autograd._pop_saved_tensors_default_hooks = counted_push, counted_pop
+
+
+_AUTOGRAD = torch._C._autograd
+_DEPTH = None if hasattr(_AUTOGRAD, "_top_saved_tensors_default_hooks") else _HookDepth(_AUTOGRAD)
+
+
 def _top_hooks():
-    return torch._C._autograd._top_saved_tensors_default_hooks(False)
+    """The top (pack, unpack) pair of the stack (None: empty), or the stack's depth on older torch."""
+    return _AUTOGRAD._top_saved_tensors_default_hooks(False) if _DEPTH is None else _DEPTH.depth
 
 
 def _restore_hooks(top_before) -> None:
@@ -54,7 +78,7 @@ def _restore_hooks(top_before) -> None:
     for _ in range(MAX_LEAKED_HOOKS):
         if _top_hooks() == top_before:
             return
-        torch._C._autograd._pop_saved_tensors_default_hooks()
+        _AUTOGRAD._pop_saved_tensors_default_hooks()
 
 
 def _restore_hooks_enabled(enabled: bool) -> None:
@@ -88,7 +112,7 @@ def _autocast_probes(device: str) -> list[Probe]:
 
 
 PROBES = [
-    Probe("saved-tensor hooks stack (top pair)", _top_hooks, _restore_hooks),
+    Probe("saved-tensor hooks stack (top pair, or depth)", _top_hooks, _restore_hooks),
     Probe("saved-tensor hooks enabled", torch._C._autograd._saved_tensors_hooks_is_enabled, _restore_hooks_enabled),
     Probe("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
     Probe("anomaly detection", torch.is_anomaly_enabled, torch.set_anomaly_enabled),
@@ -116,6 +140,8 @@ def restore_changes(before: dict[str, Any]) -> list[str]:
 
 
 def _show(value) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value} pair(s)"
     if isinstance(value, tuple) and len(value) == 2 and all(callable(v) for v in value):
         return "a (pack, unpack) pair"
     return repr(value)
