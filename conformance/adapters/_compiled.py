@@ -17,8 +17,12 @@ import torch
 import torch.utils.checkpoint as torch_checkpoint
 
 from conformance.adapters._support import distribution_version
+from conformance.capabilities import DEVICES, FEATURES
+from conformance.registry import VARIANTS
 
 __version__ = distribution_version("torch")
+# torch's own checkpoint and checkpoint_sequential, compiled: the whole contract is claimed.
+CONFORMANCE_CAPABILITIES = {"variants": list(VARIANTS), "features": list(FEATURES), "devices": list(DEVICES)}
 
 
 def _checkpoint_region(function, args, kwargs):

@@ -7,7 +7,7 @@ generating kernels. Graph breaks fall back to eager Python, as users get by defa
 
 from __future__ import annotations
 
-from conformance.adapters._compiled import __version__, compiled  # noqa: F401
+from conformance.adapters._compiled import CONFORMANCE_CAPABILITIES, __version__, compiled  # noqa: F401
 from torch.utils.checkpoint import (  # noqa: F401  (torch's global switches and helpers, as used with compile)
     CheckpointError,
     CheckpointPolicy,

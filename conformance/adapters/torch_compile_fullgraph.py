@@ -6,7 +6,7 @@ test that passes in ``torch_compile`` but fails here did not run compiled there,
 
 from __future__ import annotations
 
-from conformance.adapters._compiled import __version__, compiled  # noqa: F401
+from conformance.adapters._compiled import CONFORMANCE_CAPABILITIES, __version__, compiled  # noqa: F401
 from torch.utils.checkpoint import (  # noqa: F401
     CheckpointError,
     CheckpointPolicy,

@@ -8,7 +8,7 @@ reach dispatch-mode op counters.
 
 from __future__ import annotations
 
-from conformance.adapters._compiled import __version__, compiled  # noqa: F401
+from conformance.adapters._compiled import CONFORMANCE_CAPABILITIES, __version__, compiled  # noqa: F401
 from torch.utils.checkpoint import (  # noqa: F401
     CheckpointError,
     CheckpointPolicy,

@@ -34,9 +34,9 @@ CONFORMANCE_CAPABILITIES = {
 
 
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
+    xformers_checkpoint = require("xformers.checkpoint", "xformers==0.0.35").checkpoint
     check_variant(NAME, use_reentrant, "non_reentrant", "it always calls torch's use_reentrant=False")
     reject_keywords(NAME, kwargs, names=("context_fn",))
-    xformers_checkpoint = require("xformers.checkpoint", "xformers==0.0.35").checkpoint
     return xformers_checkpoint(function, *args, preserve_rng_state=preserve_rng_state, **kwargs)
 
 
