@@ -44,3 +44,12 @@ def test_each_leak_is_named_and_restored(leak):
     assert len(changed) == 1, changed
     assert isolation.snapshot() == before
     assert isolation.restore_changes(before) == []
+
+
+def test_a_clause_newer_than_the_torch_under_test_reads_not_in_this_release():
+    from conformance.releases import newer_clauses, release_of
+
+    assert release_of("2.6.0+cu124") == "2.6"
+    assert newer_clauses(["groups.reentrant-noop", "api.forward-value"], "2.6.0") == [("groups.reentrant-noop", "2.10")]
+    assert newer_clauses(["groups.reentrant-noop"], "2.10.0") == []
+    assert newer_clauses(["earlystop.keyword-disables"], "2.13.0+cpu") == []

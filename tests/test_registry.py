@@ -57,6 +57,7 @@ def test_clause_source_exists_and_quotes_it_verbatim(clause):
         ('level = "OUGHT"', "unknown level"),
         ('variants = ["sideways"]', "unknown variant"),
         ('area = "nowhere"', "unknown area"),
+        ('since = "2.x"', "is not a release"),
     ],
 )
 def test_malformed_clause_is_rejected(tmp_path, entry, problem):
