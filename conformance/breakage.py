@@ -30,8 +30,9 @@ def _breakage_of(item):
         path = Path(config.getoption("expectations"))
         config.stash[COVERING] = {b: [0, 0] for b in expectations.load_breakages(path)}
     impl, variant = implementation(config).name, item_param(item, "variant")
+    clauses = dict(item.user_properties).get("clauses", ())  # as charged now (isolation may have changed them)
     for breakage in config.stash[COVERING]:
-        if breakage.covers(impl=impl, variant=variant, torch_release=release_of(torch.__version__)):
+        if breakage.covers(impl=impl, variant=variant, torch_release=release_of(torch.__version__), clauses=clauses):
             return breakage
     return None
 
