@@ -88,3 +88,31 @@ def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Cl
             expected = record.expected
         records.append(replace(record, expected=expected))
     return Results(header=header, records=records)
+@dataclass(frozen=True)
+class Breakage:
+    """Row-level known breakage: one root cause that explains every failing test of a row (an
+    implementation, optionally one variant, optionally on one torch release), declared once instead
+    of once per clause. Stale when none of the row's tests fails any more."""
+
+    impl: str
+    reason: str
+    variant: str | None = None
+    torch: str | None = None  # a torch release "x.y": the breakage holds only when that torch is under test
+    clauses: tuple[str, ...] = ()  # where one row has several root causes: the tests (of these clauses) each covers
+
+    def covers(self, *, impl: str, variant, torch_release: str, clauses=()) -> bool:
+        return (self.impl == impl and self.variant in (None, variant) and self.torch in (None, torch_release)
+                and (not self.clauses or bool(set(self.clauses) & set(clauses))))
+
+
+def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
+    with open(path, "rb") as f:
+        entries = tomllib.load(f).get("breakage", [])
+    breakages = [Breakage(**{**entry, "clauses": tuple(entry.get("clauses", ()))}) for entry in entries]
+    known = load_clauses()
+    for breakage in breakages:
+        if not breakage.reason.strip():
+            raise ValueError(f"{path}: breakage of {breakage.impl} has no reason")
+        if not set(breakage.clauses) <= set(known):
+            raise ValueError(f"{path}: breakage of {breakage.impl} names unknown clauses {breakage.clauses}")
+    return breakages

@@ -6,6 +6,7 @@ what a clause is. It imports neither pytest nor torch, so the report renderer ca
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -39,6 +40,7 @@ class Clause:
     features: tuple[str, ...] = ()  # optional capabilities the clause needs (see capabilities.py)
     note: str = ""  # where observed torch behaviour and the docs differ, which one is checked and why
     dimensions: tuple[str, ...] = ()  # the input dimensions the text quantifies over (conformance/dimensions.py)
+    since: str = ""  # the torch release ("x.y") the clause holds from; "" for every release tested
 
     @property
     def is_must(self) -> bool:
@@ -64,6 +66,7 @@ def _parse(entry: dict, areas: dict[str, str]) -> Clause:
             features=tuple(entry.get("features", ())),
             note=entry.get("note", "").strip(),
             dimensions=tuple(entry["dimensions"]),
+            since=entry.get("since", ""),
         )
     except KeyError as missing:
         raise RegistryError(f"clause {entry.get('id', '?')!r} lacks field {missing}") from None
@@ -74,6 +77,7 @@ def _parse(entry: dict, areas: dict[str, str]) -> Clause:
         f"unknown area {clause.area!r}" * (clause.area not in areas),
         f"unknown text_kind {clause.text_kind!r}" * (clause.text_kind not in TEXT_KINDS),
         "dimensions must be a list of strings" * (not all(isinstance(d, str) for d in clause.dimensions)),
+        f"since {clause.since!r} is not a release 'x.y'" * (clause.since != "" and not re.fullmatch(r"\d+\.\d+", clause.since)),
     ]
     problems = [p for p in problems if p]
     if problems:

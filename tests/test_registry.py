@@ -58,6 +58,7 @@ def test_clause_source_exists_and_quotes_it_verbatim(clause):
         ('variants = ["sideways"]', "unknown variant"),
         ('area = "nowhere"', "unknown area"),
         ("dimensions = [1]", "dimensions must be a list of strings"),
+        ('since = "2.x"', "is not a release"),
     ],
 )
 def test_malformed_clause_is_rejected(tmp_path, entry, problem):

@@ -38,7 +38,9 @@ def test_graph_saves_only_the_inputs(ckpt):
     )
     with packed_tensors() as packed:
         out = ckpt.checkpoint(sin_chain, x, y)
-    intermediates = [tuple(t.shape) for t in packed if not shares_storage(t, x) and not shares_storage(t, y)]
+    # A 0-element tensor holds no activation memory (torch 2.6 saves one per checkpoint): not counted.
+    intermediates = [tuple(t.shape) for t in packed
+                     if t.numel() and not shares_storage(t, x) and not shares_storage(t, y)]
     assert not intermediates, f"the autograd graph saved {len(intermediates)} tensors produced inside the function"
     out.sum().backward()  # and the region still backpropagates
 

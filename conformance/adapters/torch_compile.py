@@ -1,0 +1,22 @@
+"""torch.utils.checkpoint under ``torch.compile(backend="aot_eager")`` (see _compiled).
+
+Dynamo traces the region and AOTAutograd builds its joint forward/backward graphs, run without
+generating kernels. Graph breaks fall back to eager Python, as users get by default; the
+``torch_compile_fullgraph`` row shows which tests pass only through such fallbacks.
+"""
+
+from __future__ import annotations
+
+from conformance.adapters._compiled import CONFORMANCE_CAPABILITIES, __version__, compiled  # noqa: F401
+from torch.utils.checkpoint import (  # noqa: F401  (torch's global switches and helpers, as used with compile)
+    CheckpointError,
+    CheckpointPolicy,
+    GraphExecGroup,
+    create_selective_checkpoint_contexts,
+    set_checkpoint_debug_enabled,
+    set_checkpoint_early_stop,
+)
+
+NAME = 'torch.compile(backend="aot_eager") + torch.utils.checkpoint'
+
+checkpoint, checkpoint_sequential = compiled("aot_eager")

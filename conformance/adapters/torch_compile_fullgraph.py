@@ -1,0 +1,21 @@
+"""Diagnostic row: torch_compile with ``fullgraph=True`` (see _compiled).
+
+A graph break raises (``torch._dynamo.exc.Unsupported``) instead of falling back to eager Python. A
+test that passes in ``torch_compile`` but fails here did not run compiled there, or only in part.
+"""
+
+from __future__ import annotations
+
+from conformance.adapters._compiled import CONFORMANCE_CAPABILITIES, __version__, compiled  # noqa: F401
+from torch.utils.checkpoint import (  # noqa: F401
+    CheckpointError,
+    CheckpointPolicy,
+    GraphExecGroup,
+    create_selective_checkpoint_contexts,
+    set_checkpoint_debug_enabled,
+    set_checkpoint_early_stop,
+)
+
+NAME = 'torch.compile(backend="aot_eager", fullgraph=True) + torch.utils.checkpoint'
+
+checkpoint, checkpoint_sequential = compiled("aot_eager", fullgraph=True)

@@ -1,0 +1,30 @@
+"""torch.utils.checkpoint under ``torch.compile(backend="inductor")`` (see _compiled), on CPU through g++.
+
+``torch._inductor.config.fallback_random = True``: inductor otherwise generates its own random numbers
+in its kernels, which differ from eager's stream, and dropout inside the region would differ from the
+uncheckpointed eager reference for a reason unrelated to checkpointing. Ops fused into a kernel do not
+reach dispatch-mode op counters.
+"""
+
+from __future__ import annotations
+
+from conformance.adapters._compiled import CONFORMANCE_CAPABILITIES, __version__, compiled  # noqa: F401
+from torch.utils.checkpoint import (  # noqa: F401
+    CheckpointError,
+    CheckpointPolicy,
+    GraphExecGroup,
+    create_selective_checkpoint_contexts,
+    set_checkpoint_debug_enabled,
+    set_checkpoint_early_stop,
+)
+
+NAME = 'torch.compile(backend="inductor", fallback_random) + torch.utils.checkpoint'
+
+
+def _eager_random():
+    import torch._inductor.config as inductor_config
+
+    inductor_config.fallback_random = True
+
+
+checkpoint, checkpoint_sequential = compiled("inductor", configure=_eager_random)
