@@ -46,8 +46,28 @@ def _first_line(exc):
     return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:300]
 
 
-def plain(case, make_call, gradients):
-    """The un-checkpointed run (twice from the same seed); skip where it fails or is not deterministic."""
+_PLAIN = {}  # (test, case id) -> the plain run or why it cannot be compared with: shared by the variants
+
+
+def plain(case, make_call, gradients, test=None):
+    """The un-checkpointed run (twice from the same seed); skip where it fails or is not deterministic.
+
+    With test given, the result is computed once per case and test and shared by the variants.
+    """
+    if test is None:
+        return _plain(case, make_call, gradients)
+    key = (test, case.id)
+    if key not in _PLAIN:
+        try:
+            _PLAIN[key] = _plain(case, make_call, gradients)
+        except pytest.skip.Exception as skip:
+            _PLAIN[key] = str(skip.msg)
+    if isinstance(_PLAIN[key], str):
+        pytest.skip(_PLAIN[key])
+    return _PLAIN[key]
+
+
+def _plain(case, make_call, gradients):
     runs = []
     for _ in range(2):
         try:

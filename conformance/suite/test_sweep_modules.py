@@ -25,7 +25,7 @@ def pytest_generate_tests(metafunc):
 def _runs(case, variant):
     """The plain run (after backward) and a call of a fresh, equal module for the checkpointed run."""
     runnable(case)
-    expected = plain(case, lambda: module_call(case), backward)
+    expected = plain(case, lambda: module_call(case), backward, test="module")
     call = module_call(case)
     reentrant_limits(case, call, variant, expected)
     return expected, call

@@ -32,7 +32,7 @@ def test_op_matches_uncheckpointed_run(ckpt, variant, case):
     replay their draws and leave the caller's RNG stream as the plain run does."""
     runnable(case)
     call = op_call(case)
-    expected = plain(case, lambda: call, backward)
+    expected = plain(case, lambda: call, backward, test="backward")
     reentrant_limits(case, call, variant, expected)
     with checked("api.forward-value", case, variant):
         run = forward(call, case, ckpt.checkpoint)
@@ -52,7 +52,7 @@ def test_op_autograd_grad_matches_uncheckpointed_run(ckpt, variant, case):
     runnable(case)
     call = op_call(case)
     second_order = case.gradgrad
-    expected = plain(case, lambda: call, lambda run: backward(run, "grad", second_order))
+    expected = plain(case, lambda: call, lambda run: backward(run, "grad", second_order), test="grad")
     with checked("gradapi.non-reentrant-grad", case, variant):
         run = backward(forward(call, case, ckpt.checkpoint), "grad", second_order)
         same_values(run.grads, expected.grads)
@@ -66,7 +66,7 @@ def test_op_under_no_grad_is_a_plain_call(ckpt, variant, case):
     runnable(case)
     call = op_call(case)
     with torch.no_grad():
-        expected = plain(case, lambda: call, None)
+        expected = plain(case, lambda: call, None, test="no_grad")
         with checked("callers.no-grad", case, variant):
             run = forward(call, case, ckpt.checkpoint)
             same_values(run.outputs, expected.outputs)
