@@ -12,8 +12,14 @@ out of its slot, so a recomputed tensor lives no longer than autograd needs it. 
 unpacked tensor the forward graph's edges, so the recomputed graph is never used for gradients:
 it is dropped at once, and higher-order gradients flow through the forward graph.
 
-Early stop. Once the recompute has saved as many tensors as the forward did, the rest of the
-function is not needed: the pack hook raises ``_StopRecomputation`` out of the function.
+Early stop. Once the recompute has refilled every slot, the rest of the function is not needed,
+but it may not stop at the last save itself: an op can save a tensor and only then write into it
+(``rrelu`` saves its noise buffer, then fills it in place), and stopping there hands backward a
+tensor the recompute never finished writing (pytorch/pytorch#193671). The rule: stop when the
+outermost torch call during which the last slot was refilled has returned. A ``TorchFunctionMode``
+sees those calls (torch functions, Tensor methods, ``nn.functional``); a save made outside any of
+them (a custom Function's ``save_for_backward``, packed after its forward has returned) stops the
+recompute at once.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import weakref
 
 import torch
 from torch.autograd.graph import saved_tensors_hooks
+from torch.overrides import TorchFunctionMode
 
 from reference_impl import switches
 from reference_impl.debug import OpLog, explain
@@ -136,9 +143,10 @@ class _Frame:
         args = list(self.args)
         for position, tensor in zip(self.tensor_positions, self.saved_inputs.grad_fn.saved_tensors):
             args[position] = tensor
+        stop_after_op = _StopAfterOp(run) if self.early_stop else contextlib.nullcontext()
         try:
             with saved_tensors_hooks(run.pack, run.unpack), torch.enable_grad(), self.state.replayed():
-                with self.recompute_ctx, run.ops or contextlib.nullcontext():
+                with self.recompute_ctx, run.ops or contextlib.nullcontext(), stop_after_op:
                     self.function(*args, **self.kwargs)
         except _StopRecomputation:
             pass
@@ -176,6 +184,8 @@ class _Recomputation:
     def __init__(self, frame, task, only):
         self.frame, self.task, self.only = frame, task, only
         self.count = 0
+        self.refilled = False  # every slot refilled: stop once the current torch call returns
+        self.in_torch_call = False
         self.mismatches = []  # (position, recomputed metadata)
         self.ops = OpLog() if frame.forward_ops is not None else None
 
@@ -196,12 +206,35 @@ class _Recomputation:
         if slot is not None and (self.only is None or slot is self.only):
             slot.tensors[self.task] = tensor
         if frame.early_stop and self.count == len(frame.slots):
-            raise _StopRecomputation
+            self.refilled = True
+            if not self.in_torch_call:
+                raise _StopRecomputation
         return tensor
 
     @staticmethod
     def unpack(tensor):  # the recomputed graph's own saved tensors (autograd inside the function)
         return tensor
+
+
+class _StopAfterOp(TorchFunctionMode):
+    """Early stop at the end of the torch call that refilled the last slot (see the module docstring).
+
+    Torch calls made inside a handled call run without the mode, so each call seen here is outermost.
+    """
+
+    def __init__(self, run):
+        super().__init__()
+        self.run = run
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.run.in_torch_call = True
+        try:
+            result = func(*args, **(kwargs or {}))
+        finally:
+            self.run.in_torch_call = False
+        if self.run.refilled:
+            raise _StopRecomputation
+        return result
 
 
 def checkpoint(function, args, kwargs, *, preserve_rng_state, context_fn, determinism_check, debug, early_stop):
