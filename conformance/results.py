@@ -38,6 +38,7 @@ OUTCOMES = (
     "skip",  # not applicable here (e.g. CUDA absent); the message says why
     "unclaimed_pass",  # the implementation does not claim it, yet the test passed
     "error",  # the test could not run (fixture/setup failure): a harness or adapter problem
+    "not_run",  # the runner gave up before the test started (whole-run bound, a run process that kept dying)
 )
 
 
