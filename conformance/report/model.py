@@ -14,16 +14,17 @@ from conformance.registry import VARIANTS, Clause, load_areas, load_clauses
 from conformance.results import Record, Results
 
 # Record outcomes, worst first: a cell takes the first one any of its records has.
-SEVERITY = ("fail", "crash", "timeout", "error", "unsupported", "expected_deviation", "skip", "unclaimed_pass", "pass")
+NOT_RUN = "not_run"  # the clause binds it, but no test of it ran there (a record may say why: the runner gave up)
+SEVERITY = ("fail", "crash", "timeout", "error", NOT_RUN, "unsupported", "expected_deviation", "skip", "unclaimed_pass",
+            "pass")
 NA = "n/a"  # the clause does not bind the column's variant
-NOT_RUN = "not_run"  # the clause binds it, but no test of it ran there
 
 # Verdicts that count for the conformance percentage (MUST clauses only); only "pass" conforms.
 # Left out: skip (not applicable on that machine), unsupported / unclaimed_pass (the implementation
 # does not claim a capability the clause needs), n/a and not_run.
 APPLICABLE = ("pass", "fail", "expected_deviation", "crash", "timeout", "error")
 # Verdicts whose records the page spells out (messages and test ids).
-EXPLAINED = ("fail", "crash", "timeout", "error", "expected_deviation", "unsupported")
+EXPLAINED = ("fail", "crash", "timeout", "error", NOT_RUN, "expected_deviation", "unsupported", "skip", "unclaimed_pass")
 
 DEVICE_ORDER = ("cpu", "cuda")
 
@@ -62,7 +63,8 @@ class Row:
 
     @property
     def tested(self) -> bool:
-        return any(c.verdict not in (NA, NOT_RUN) for c in self.cells.values())
+        # A not-run cell with records counts: the runner planned its tests and says why they did not run.
+        return any(c.verdict != NA and (c.verdict != NOT_RUN or c.records) for c in self.cells.values())
 
 
 @dataclass
@@ -138,7 +140,7 @@ class Matrix:
         """How many cells of the implementation have each verdict, worst first (rows no run tested left out)."""
         counts = Counter(row.cells[c].verdict for row in self.rows if row.tested
                          for c in self.columns if c.implementation == implementation)
-        return [(v, counts[v]) for v in (*SEVERITY, NOT_RUN, NA) if counts[v]]
+        return [(v, counts[v]) for v in (*SEVERITY, NA) if counts[v]]
 
 
 def worst(outcomes) -> str:

@@ -11,7 +11,9 @@ import jinja2
 
 import conformance
 from conformance.report.diff import Diff
-from conformance.report.model import NA, NOT_RUN, SEVERITY, Cell, Column, Matrix
+from conformance.report.model import NA, SEVERITY, Cell, Column, Matrix
+from conformance.report.repro import repro_command, source_location
+from conformance.report.summary import area_summary
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -26,7 +28,8 @@ LOOK = {
     "expected_deviation": ("≈", "deviation", "a known deviation declared in expectations.toml happened"),
     "skip": ("–", "skipped", "not applicable on this machine (e.g. CUDA absent); the reason is in the tooltip"),
     "unclaimed_pass": ("✓", "pass*", "passed although the implementation does not claim the capability the clause needs"),
-    NOT_RUN: ("○", "not run", "the clause binds this variant but no test of it ran (no test yet, or not selected)"),
+    "not_run": ("○", "not run", "the clause binds this variant but no test of it ran (no test yet, not selected, or "
+                "the runner gave up before it: the whole-run bound expired)"),
     NA: ("·", "n/a", "the clause does not bind this variant"),
 }
 ENVIRONMENT_ORDER = ("implementation", "implementation_module", "implementation_version", "capabilities_declared",
@@ -36,9 +39,9 @@ ENVIRONMENT_ORDER = ("implementation", "implementation_module", "implementation_
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(LOOK=LOOK, SEVERITY=SEVERITY, VERDICTS=(*SEVERITY, NOT_RUN, NA), NA=NA)
+    env.globals.update(LOOK=LOOK, SEVERITY=SEVERITY, VERDICTS=(*SEVERITY, NA), NA=NA)
     env.filters.update(percent=_percent, css=_css, first_line=_first_line, anchor=_anchor, label=_label,
-                       tooltip=_tooltip)
+                       tooltip=_tooltip, repro_command=repro_command, source_location=source_location)
     return env
 
 
@@ -48,6 +51,7 @@ def render_page(matrix: Matrix, diff: Diff | None = None, *, title: str = "Activ
     return template.render(
         title=title,
         matrix=matrix,
+        area_summary=area_summary(matrix),
         diff=diff,
         baseline_sources=list(baseline_sources),
         environment=_environment_table(matrix),
@@ -95,7 +99,7 @@ def _label(column: Column) -> str:
 
 
 def _tooltip(cell: Cell) -> str:
-    if cell.verdict in (NA, NOT_RUN):
+    if cell.verdict == NA or not cell.records:
         return LOOK[cell.verdict][2]
     counts = ", ".join(f"{n} {LOOK[o][1]}" for o, n in cell.counts)
     notes = [_first_line(r.message) for r in cell.records if r.outcome != "pass" and r.message]
