@@ -159,7 +159,7 @@ def supervise(tmp_path, scenario, limits=Limits(test_timeout=30, run_timeout=60)
                                    pytest_args=[f"--scenario={json.dumps(scenario)}", f"--calls={calls}"],
                                    on_record=seen.append)
     results = read_results(outcome.path)
-    assert [r.nodeid for r in seen] == [r.nodeid for r in results.records], "progress saw every record once"
+    assert sorted(r.nodeid for r in seen) == sorted(r.nodeid for r in results.records), "progress saw every record once"
     return outcome, {r.nodeid: r for r in results.records}, results.header, [json.loads(x) for x in calls.open()]
 
 
@@ -188,13 +188,28 @@ def test_a_hang_pytest_timeout_cannot_end_is_killed(tmp_path, fake):
 
 def test_after_some_timeouts_later_tests_get_the_cut_limit_and_the_message_says_so(tmp_path, fake):
     scenario = {"t[a]": "hang", "t[b]": "hang", "t[c]": "pass", "t[d]": "hang", "t[e]": "pass"}
-    outcome, records, _, _ = supervise(tmp_path, scenario,
-                                       Limits(test_timeout=1.5, run_timeout=60, grace=0.2, cut_after=2, cut_timeout=0.1))
+    outcome, records, _, _ = supervise(tmp_path, scenario, Limits(test_timeout=1.5, run_timeout=60, grace=0.2,
+                                                                  cut_after=2, cut_timeout=0.1, lanes=1))
     assert [r.outcome for r in records.values()] == ["timeout", "timeout", "pass", "timeout", "pass"]
     assert "(limit 1.5 s)" in records["t[a]"].message
     assert "limit 0.1 s, cut from 1.5 s after 2 timeouts in this run" in records["t[d]"].message
     assert records["t[d]"].duration < 1.5
-    assert "===== attempt 3 (limit 0.1 s)" in outcome.log.read_text()
+    assert "===== attempt 3 (lane 1, limit 0.1 s)" in outcome.log.read_text()
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_after_the_cut_the_tests_left_wait_side_by_side_in_lanes(tmp_path, fake, device):
+    scenario = {"t[a]": "hang", **{f"t[{i}]": "hang" if i % 2 else "pass" for i in range(8)}}
+    started = time.monotonic()
+    outcome, records, header, calls = supervise(tmp_path, scenario, Limits(
+        test_timeout=0.3, run_timeout=60, grace=0.6, cut_after=1, cut_timeout=0.3, lanes=3), device=device)
+    assert {n: r.outcome for n, r in records.items()} == {n: "pass" if a == "pass" else "timeout" for n, a in scenario.items()}
+    assert list(records) == list(scenario), "records stay in run order"
+    # after t[a], 8 tests left in 3 slices: [0 3 6] [1 4 7] [2 5] (hangs: 1 3 5 7). Attempts: t[a]'s; lane 1:
+    # 0 3 | 6; lane 2: 1 | 4 7; lane 3: 2 5. The lanes wait for their hangs side by side.
+    assert header["supervisor"]["lanes"] == 3 and outcome.attempts == 6
+    assert ["t[1]", "t[2]", "t[4]", "t[5]", "t[7]", "t[a]"] in calls  # lane 1's first attempt: all but 0 3 6
+    assert time.monotonic() - started < 30
 
 
 def test_the_whole_run_bound_times_out_the_running_test_and_the_rest_is_not_run(tmp_path, fake):
@@ -309,10 +324,11 @@ def test_the_report_shows_crash_and_timeout_cells_and_markup_as_text(broken_runs
 
     _, out = broken_runs
     page = _Page((out / "index.html").read_text())
-    # runs: kills, hangs, markup, each reentrant then non-reentrant; 3 reqgrad clauses, 1 or 2 bind each run
-    assert sorted(page.cells) == sorted(["crash", "crash", "pass", "pass", "pass", "timeout", "pass", "pass", "fail"]
+    # runs (results files in name order): hangs, kills, markup, each reentrant then non-reentrant; 3 reqgrad
+    # clauses, 2 bind reentrant runs, 1 non-reentrant ones
+    assert sorted(page.cells) == sorted(["pass", "pass", "timeout", "crash", "crash", "pass", "pass", "pass", "fail"]
                                         + ["n/a"] * 9)
-    assert page.areas == ["crash", "pass", "pass", "timeout", "pass", "fail"]  # the reqgrad area, run by run
+    assert page.areas == ["pass", "timeout", "crash", "pass", "pass", "fail"]  # the reqgrad area, run by run
     assert "script" not in page.tags and "b" not in page.tags
     assert MARKUP in page.text
 
@@ -320,7 +336,7 @@ def test_the_report_shows_crash_and_timeout_cells_and_markup_as_text(broken_runs
 def test_every_finding_has_a_repro_command_and_its_source(broken_runs):
     _, out = broken_runs
     page = _Page((out / "index.html").read_text())
-    assert len(page.commands) == 4  # 2 crashes, 1 timeout, 1 fail
+    assert len(page.commands) == 6  # 2 crashes, 2 timeouts, 2 fails (one clause has two tests)
     assert all(c.startswith("python -m pytest 'conformance/suite/test_") and "--impl=tests.broken." in c
                for c in page.commands)
     assert "source: conformance/suite/test_requires_grad.py:" in " ".join(page.text.split())

@@ -5,7 +5,9 @@ collection it forks one *attempt* at a time on request. The shared JSONL stream 
 running; when an attempt dies, that test gets a CRASH record (a TIMEOUT one if pytest-timeout ended
 it or it ran past its limit), and the next attempt runs the tests still left. After
 ``Limits.cut_after`` timeouts, later tests run under the shorter ``Limits.cut_timeout`` (a deadlock
-in one feature usually hangs many tests; the TIMEOUT message names the limit that applied). A
+in one feature usually hangs many tests; the TIMEOUT message names the limit that applied), and the
+tests left are split across ``Limits.lanes`` lanes (run processes of their own) that run side by
+side: a hung test only waits, so waiting in parallel costs little CPU. A
 whole-run bound stops everything: the running test gets a TIMEOUT record, every test not yet run a
 NOT-RUN one. The merged results are written atomically to ``<out>/<name>.json``; all output goes to
 ``<out>/<name>.log``.
@@ -19,13 +21,14 @@ import os
 import re
 import signal
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from conformance.results import Record, write_results
-from conformance.run import worker
 from conformance.run.ledger import Ledger
 
 SUITE_DIR = Path(__file__).resolve().parents[1] / "suite"
@@ -61,6 +64,7 @@ class Limits:
     grace: float = 5.0  # how long past its limit a test may still run before we kill the attempt
     cut_after: int = 2  # timeouts in a run after which ...
     cut_timeout: float = 2.0  # ... later tests get this limit instead (conformance tests take milliseconds)
+    lanes: int = 4  # ... and the tests left run in this many lanes side by side (hung tests only wait)
 
     def for_run(self, timeouts: int) -> float:
         """The per-test limit once a run has had ``timeouts`` timeouts."""
@@ -71,6 +75,7 @@ class Limits:
 class Attempt:
     number: int
     limit: float  # the per-test limit it ran under
+    lane: int = 1
     rc: int | None = None
     running: str | None = None  # the test the attempt was in when it ended
     running_for: float = 0.0
@@ -97,36 +102,26 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
     out_dir.mkdir(parents=True, exist_ok=True)
     log = out_dir / f"{spec.name}.log"
     log.write_text("")
-    ledger = Ledger()
     started = time.monotonic()
-    deadline = started + limits.run_timeout
-    attempts: list[Attempt] = []
+    run = _Run(spec, limits, clauses, pytest_args, log, started + limits.run_timeout, on_record)
     with tempfile.TemporaryDirectory(prefix="conformance-run-") as work:
-        processes = _RunProcesses(spec, Path(work), limits, clauses, pytest_args)
+        first = _Lane(run, Path(work) / "lane-1")
         try:
-            while True:
-                limit = limits.for_run(sum(r.outcome == "timeout" for r in ledger.records.values()))
-                attempt = _run_attempt(processes, len(attempts) + 1, ledger, limit, limits.grace, deadline, on_record)
-                attempts.append(attempt)
-                with open(log, "a", encoding="utf-8") as f:
-                    f.write(f"===== attempt {attempt.number} (limit {limit:g} s): exit {attempt.rc} =====\n{attempt.output}\n")
-                if attempt.clean:
-                    break
-                if attempt.running:
-                    on_record(_record_death(ledger, attempt, limits, log))
-                if attempt.killed == "run" or time.monotonic() >= deadline:
-                    for record in ledger.close_remaining(f"the whole-run bound of {limits.run_timeout:g} s expired"):
-                        on_record(record)
-                    break
-                if not ledger.remaining():
-                    break
-                if not attempt.running and not attempt.new_records:  # no progress: restarting would loop
-                    for record in ledger.close_remaining(
-                            f"pytest exited with code {attempt.rc} between tests (see {log.name})"):
-                        on_record(record)
-                    break
+            if first.run(until_cut=limits.lanes > 1):
+                # The run hangs again and again (a deadlock in a feature): hung tests wait, they do not
+                # compute, so the tests left are split across lanes that wait side by side.
+                left = run.remaining()
+                slices = [left[i::limits.lanes] for i in range(min(limits.lanes, len(left)))]
+                lanes = [first] + [_Lane(run, Path(work) / f"lane-{i + 1}") for i in range(1, len(slices))]
+                for lane, tests in zip(lanes, slices):
+                    lane.only = set(tests)
+                with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
+                    list(pool.map(_Lane.run, lanes))
+                for lane in lanes[1:]:
+                    lane.processes.close()
         finally:
-            processes.close()
+            first.processes.close()
+    ledger, attempts = run.ledger, sorted(run.attempts, key=lambda a: a.number)
     if ledger.header is None:
         raise RunError(f"{spec.name}: pytest exited with code {attempts[-1].rc} before collecting any test:\n"
                        f"{_tail(attempts[-1].output, 15)}")
@@ -138,6 +133,7 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
             "test_timeout_s": limits.test_timeout,
             "cut_timeout_s": limits.cut_timeout,
             "cut_after_timeouts": limits.cut_after,
+            "lanes": len({a.lane for a in attempts}),
             "run_timeout_s": limits.run_timeout,
             "timeout_method": "thread",
             "seconds": round(seconds, 1),
@@ -155,12 +151,89 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
     return Outcome(path, log, results.records, len(attempts), seconds, counts, results.header["supervisor"]["collection_errors"])
 
 
+class _Run:
+    """What the lanes of one run share: the ledger (behind a lock), the log, the bound, progress."""
+
+    def __init__(self, spec, limits, clauses, pytest_args, log: Path, deadline: float, on_record):
+        self.spec, self.limits, self.clauses, self.pytest_args = spec, limits, clauses, pytest_args
+        self.log, self.deadline, self.on_record = log, deadline, on_record
+        self.ledger = Ledger()
+        self.lock = threading.Lock()
+        self.attempts: list[Attempt] = []
+
+    def record(self, make: Callable[[], Record | list[Record]]) -> None:
+        """Change the ledger (``make`` returns the new records) and report them, one lane at a time."""
+        with self.lock:
+            made = make()
+            for record in made if isinstance(made, list) else [made]:
+                self.on_record(record)
+
+    def remaining(self, only: set[str] | None = None) -> list[str]:
+        with self.lock:
+            return [n for n in self.ledger.remaining() if only is None or n in only]
+
+    def timeouts(self) -> int:
+        with self.lock:
+            return sum(r.outcome == "timeout" for r in self.ledger.records.values())
+
+    def skip(self, only: set[str] | None) -> list[str]:
+        """The tests an attempt of a lane must not run: those recorded, and those of other lanes."""
+        with self.lock:
+            return [n for n in {**self.ledger.planned, **self.ledger.records}
+                    if n in self.ledger.records or (only is not None and n not in only)]
+
+    def finished(self, attempt: Attempt) -> None:
+        with self.lock:
+            attempt.number = len(self.attempts) + 1
+            self.attempts.append(attempt)
+            with open(self.log, "a", encoding="utf-8") as f:
+                f.write(f"===== attempt {attempt.number} (lane {attempt.lane}, limit {attempt.limit:g} s): "
+                        f"exit {attempt.rc} =====\n{attempt.output}\n")
+
+
+class _Lane:
+    """Attempts one after another over the run's tests (``only``: a slice of them), until every
+    one has a record, the whole-run bound expires, or attempts stop making progress."""
+
+    def __init__(self, run: _Run, work: Path):
+        work.mkdir()
+        self.shared, self.only = run, None
+        self.number = int(work.name.rsplit("-", 1)[1])
+        self.processes = _RunProcesses(run.spec, work, run.limits, run.clauses, run.pytest_args)
+
+    def run(self, until_cut: bool = False) -> bool:
+        """Returns True when it stopped because the run reached the cut (``until_cut``) with tests left."""
+        run, limits = self.shared, self.shared.limits
+        while True:
+            limit = limits.for_run(run.timeouts())
+            attempt = _run_attempt(self.processes, run, self.number, run.skip(self.only), limit)
+            run.finished(attempt)
+            if attempt.clean:
+                return False
+            if attempt.running:
+                run.record(lambda: _record_death(run.ledger, attempt, limits, run.log))
+            if attempt.killed == "run" or time.monotonic() >= run.deadline:
+                run.record(lambda: run.ledger.close_remaining(f"the whole-run bound of {limits.run_timeout:g} s expired"))
+                return False
+            left = run.remaining(self.only)
+            if not left:
+                return False
+            if not attempt.running and not attempt.new_records:  # no progress: restarting would loop
+                run.record(lambda: [run.ledger.died(n, "not_run", f"not run: pytest exited with code {attempt.rc} "
+                                                    f"between tests (see {run.log.name})") for n in left])
+                return False
+            if until_cut and run.timeouts() >= limits.cut_after and len(left) > 1:
+                return True
+
+
 def pytest_args_for(spec: RunSpec, results: Path, plan: Path, limit: float, clauses=(), pytest_args=(),
                     deselect=()) -> list[str]:
     """The arguments of the run's in-process ``pytest.main``."""
     return [
         "-p", "conformance.plugin", "-p", "conformance.run.plan",
         "-p", "no:cacheprovider", "-q", "-rN", "--continue-on-collection-errors",
+        # The zygote imported hypothesis and pytest-timeout before pytest could rewrite their asserts: expected.
+        "-W", "ignore::pytest.PytestAssertRewriteWarning",
         f"--impl={spec.impl}", f"--variant={spec.variant}", f"--device={spec.device}",
         f"--results={results}", f"--conformance-plan={plan}",
         f"--timeout={limit:g}", "--timeout-method=thread",
@@ -199,6 +272,8 @@ class _RunProcesses:
             self.plan = self.work / f"plan-{self.started}.json"
             args = pytest_args_for(self.spec, self.results, self.plan, limit, self.clauses, self.pytest_args,
                                    deselect=() if self.fork_attempts else skip)
+            from conformance.run import worker  # imports pytest: not needed to read Limits (`report`)
+
             module, name = RUN_TARGET.split(":")
             target = getattr(importlib.import_module(module), name)
             self.process, self.conn = worker.start_run_process(target, args, str(self.output), self.fork_attempts)
@@ -270,10 +345,9 @@ class _AttemptHandle:
             return f.read().decode("utf-8", errors="replace")
 
 
-def _run_attempt(processes: _RunProcesses, number: int, ledger: Ledger, limit: float, grace: float, deadline: float,
-                 on_record) -> Attempt:
-    attempt = Attempt(number, limit)
-    handle = processes.begin(list(ledger.records), limit)
+def _run_attempt(processes: _RunProcesses, run: _Run, lane: int, skip: list[str], limit: float) -> Attempt:
+    attempt = Attempt(0, limit, lane)
+    handle = processes.begin(skip, limit)
     running, since = None, 0.0
     while True:
         ended = handle.ended()
@@ -283,13 +357,13 @@ def _run_attempt(processes: _RunProcesses, number: int, ledger: Ledger, limit: f
             elif event.get("event") == "record":
                 running = None
                 attempt.new_records += 1
-                on_record(ledger.record(event))
+                run.record(lambda: run.ledger.record(event))
         if ended:
             break
         now = time.monotonic()
-        if now >= deadline:
+        if now >= run.deadline:
             attempt.killed = "run"
-        elif running and now - since > limit + grace:
+        elif running and now - since > limit + run.limits.grace:
             attempt.killed = "test"
         if attempt.killed:
             handle.kill()
@@ -300,7 +374,8 @@ def _run_attempt(processes: _RunProcesses, number: int, ledger: Ledger, limit: f
     attempt.output = handle.output()
     attempt.clean = processes.results.exists() and not attempt.killed
     if processes.plan.exists():
-        ledger.plan(json.loads(processes.plan.read_text(encoding="utf-8")))
+        plan = json.loads(processes.plan.read_text(encoding="utf-8"))
+        run.record(lambda: run.ledger.plan(plan) or [])
     return attempt
 
 
