@@ -1,6 +1,6 @@
 """Benchmark: wall time of ``python -m conformance run`` on the pathological matrix and the built-in one.
 
-    python benchmarks/runner_matrix.py [--only pathological|builtin] [--json out.json]
+    python benchmarks/runner_matrix.py [--only pathological|builtin] [--json out.json] [--keep DIR]
 
 * pathological: the three broken implementations of tests/broken (one kills its process, one hangs
   in backward, one raises messages full of markup), both variants, CPU, default options and -j 2.
@@ -89,11 +89,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", choices=sorted(MATRICES), action="append")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--keep", type=Path, help="keep each matrix's results and report in DIR/<matrix>")
     args = parser.parse_args()
     report, failed = [], False
     for name in args.only or list(MATRICES):
-        with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as out:
-            figures = run_matrix(name, Path(out))
+        with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as scratch:
+            out = args.keep / name if args.keep else Path(scratch)
+            out.mkdir(parents=True, exist_ok=True)
+            figures = run_matrix(name, out)
         if name == "pathological":
             figures["problems"] = check_pathological(figures)
             failed |= bool(figures["problems"])
