@@ -5,7 +5,8 @@ collection it forks one *attempt* at a time on request. The shared JSONL stream 
 running; when an attempt dies, that test gets a CRASH record (a TIMEOUT one if pytest-timeout ended
 it or it ran past its limit), and the next attempt runs the tests still left. After
 ``Limits.cut_after`` timeouts, later tests run under the shorter ``Limits.cut_timeout`` (a deadlock
-in one feature usually hangs many tests; the TIMEOUT message names the limit that applied), and the
+in one feature usually hangs many tests; the TIMEOUT message names the limit that applied; property-
+based tests keep the full limit: they take seconds, not milliseconds, on a busy machine), and the
 tests left are split across ``Limits.lanes`` lanes (run processes of their own) that run side by
 side: a hung test only waits, so waiting in parallel costs little CPU. A
 whole-run bound stops everything: the running test gets a TIMEOUT record, every test not yet run a
@@ -63,8 +64,8 @@ class Limits:
     run_timeout: float = 1800.0  # per run, across all its attempts, enforced here
     grace: float = 5.0  # how long past its limit a test may still run before we kill the attempt
     cut_after: int = 2  # timeouts in a run after which ...
-    cut_timeout: float = 5.0  # ... later tests get this limit instead (most tests take milliseconds; property
-    # tests about a second, several on a loaded machine: shorter cuts turned some of those into TIMEOUTs)
+    cut_timeout: float = 5.0  # ... later tests get this limit instead (most take milliseconds; property-based
+    # tests, which take seconds on a busy machine, keep test_timeout: a cut turned some into false TIMEOUTs)
     lanes: int = 4  # ... and the tests left run in this many lanes side by side (hung tests only wait)
 
     def for_run(self, timeouts: int) -> float:
@@ -75,11 +76,12 @@ class Limits:
 @dataclass
 class Attempt:
     number: int
-    limit: float  # the per-test limit it ran under
+    limit: float  # the per-test limit it ran under (property-based tests: Limits.test_timeout)
     lane: int = 1
     rc: int | None = None
     running: str | None = None  # the test the attempt was in when it ended
     running_for: float = 0.0
+    running_limit: float = 0.0  # the limit of that test
     killed: str | None = None  # "run": the whole-run bound expired; "test": a test outran its timeout
     new_records: int = 0
     output: str = ""
@@ -173,6 +175,10 @@ class _Run:
         with self.lock:
             return [n for n in self.ledger.remaining() if only is None or n in only]
 
+    def limit_of(self, nodeid: str, limit: float) -> float:
+        """A test's limit in an attempt whose limit is ``limit`` (a property-based test keeps the full one)."""
+        return self.limits.test_timeout if self.ledger.planned.get(nodeid, {}).get("property") else limit
+
     def timeouts(self) -> int:
         with self.lock:
             return sum(r.outcome == "timeout" for r in self.ledger.records.values())
@@ -253,7 +259,7 @@ class _RunProcesses:
     runs), or one fresh run process per attempt (CUDA runs, where a fork after CUDA is unsafe)."""
 
     def __init__(self, spec: RunSpec, work: Path, limits: Limits, clauses, pytest_args):
-        self.spec, self.work, self.clauses, self.pytest_args = spec, work, clauses, pytest_args
+        self.spec, self.work, self.limits, self.clauses, self.pytest_args = spec, work, limits, clauses, pytest_args
         self.fork_attempts = spec.device == "cpu"
         self.process = self.conn = None
         self.attempt: int | None = None  # the pid (= process group) of a forked attempt still running
@@ -279,8 +285,8 @@ class _RunProcesses:
             target = getattr(importlib.import_module(module), name)
             self.process, self.conn = worker.start_run_process(target, args, str(self.output), self.fork_attempts)
             self.stream = _Follower(self.results.with_suffix(".jsonl"))
-        if self.fork_attempts:
-            self._send({"skip": list(skip), "timeout": limit})
+        # Property-based tests (many examples each) keep the full limit: a cut one would time out on a busy machine.
+        self._send({"skip": list(skip), "timeout": limit, "property_timeout": self.limits.test_timeout})
         return _AttemptHandle(self, offset)
 
     def _send(self, message) -> None:
@@ -364,7 +370,7 @@ def _run_attempt(processes: _RunProcesses, run: _Run, lane: int, skip: list[str]
         now = time.monotonic()
         if now >= run.deadline:
             attempt.killed = "run"
-        elif running and now - since > limit + run.limits.grace:
+        elif running and now - since > run.limit_of(running, limit) + run.limits.grace:
             attempt.killed = "test"
         if attempt.killed:
             handle.kill()
@@ -372,6 +378,7 @@ def _run_attempt(processes: _RunProcesses, run: _Run, lane: int, skip: list[str]
         time.sleep(POLL_S)
     attempt.rc = handle.rc
     attempt.running, attempt.running_for = running, (time.monotonic() - since if running else 0.0)
+    attempt.running_limit = run.limit_of(running, limit) if running else limit
     attempt.output = handle.output()
     attempt.clean = processes.results.exists() and not attempt.killed
     if processes.plan.exists():
@@ -388,7 +395,7 @@ def _record_death(ledger: Ledger, attempt: Attempt, limits: Limits, log: Path) -
     elif attempt.killed == "test":
         outcome, why = "timeout", (f"still running {seconds:.0f} s after it started (limit {_limit(attempt, limits)}); "
                                    "pytest-timeout could not stop it, so the supervisor killed the process")
-    elif TIMEOUT_BANNER.search(attempt.output) or seconds >= attempt.limit:
+    elif TIMEOUT_BANNER.search(attempt.output) or seconds >= attempt.running_limit:
         outcome, why = "timeout", f"did not finish within {_limit(attempt, limits)} (pytest-timeout ended the process)"
     else:
         outcome, why = "crash", f"the test process died during this test ({_exit_status(attempt.rc)})"
@@ -398,9 +405,10 @@ def _record_death(ledger: Ledger, attempt: Attempt, limits: Limits, log: Path) -
 
 
 def _limit(attempt: Attempt, limits: Limits) -> str:
-    if attempt.limit < limits.test_timeout:
-        return f"{attempt.limit:g} s, cut from {limits.test_timeout:g} s after {limits.cut_after} timeouts in this run"
-    return f"{attempt.limit:g} s"
+    if attempt.running_limit < limits.test_timeout:
+        return (f"{attempt.running_limit:g} s, cut from {limits.test_timeout:g} s after {limits.cut_after} timeouts "
+                "in this run")
+    return f"{attempt.running_limit:g} s"
 
 
 def _exit_status(rc: int | None) -> str:

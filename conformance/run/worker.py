@@ -74,10 +74,11 @@ def serve(pytest_args: list[str], output: str, conn, fork_attempts: bool) -> Non
 class AttemptServer:
     """A pytest plugin object in the run process: after collection, runs the tests in attempts.
 
-    Requests from the supervisor: ``{"skip": [nodeid, ...], "timeout": seconds}`` (run the tests
-    not in skip, each under that limit), or None (stop). Answers: ``{"pid": ...}`` when an attempt
-    started (its own process group), ``{"exit": code}`` when it ended. Without ``fork_attempts``
-    the run process is the one attempt: it answers its own pid and runs the tests itself.
+    Requests from the supervisor: ``{"skip": [nodeid, ...], "timeout": s, "property_timeout": s}``
+    (run the tests not in skip; each under ``timeout``, property-based ones under
+    ``property_timeout``), or None (stop). Answers: ``{"pid": ...}`` when an attempt started (its
+    own process group), ``{"exit": code}`` when it ended. Without ``fork_attempts`` the run process
+    is the one attempt: it takes one request, answers its own pid and runs the tests itself.
     """
 
     def __init__(self, conn, fork_attempts: bool):
@@ -88,26 +89,19 @@ class AttemptServer:
         option = session.config.option
         if option.collectonly or (session.testsfailed and not option.continue_on_collection_errors):
             return None  # pytest's own loop handles these (it runs nothing)
-        if not self.fork_attempts:
-            self.conn.send({"pid": os.getpid()})
-            return None
         sys.stdout.flush()
         sys.stderr.flush()
-        while True:
-            try:
-                request = self.conn.recv()
-            except EOFError:  # the supervisor is gone
-                request = None
-            if request is None:
-                os._exit(0)  # never finish this session: only attempts write results
+        request = self._next_request()
+        if not self.fork_attempts:
+            self.conn.send({"pid": os.getpid()})
+            _prepare(session, request)
+            return None
+        while request is not None:
             pid = os.fork()
             if pid == 0:
                 os.setpgid(0, 0)
                 self.conn.close()
-                skip = set(request["skip"])
-                session.items[:] = [item for item in session.items if item.nodeid not in skip]
-                for item in session.items:  # a marker beats --timeout (pytest-timeout's rule)
-                    item.add_marker(pytest.mark.timeout(request["timeout"]))
+                _prepare(session, request)
                 return None  # pytest's own loop runs what is left, then finishes the session
             try:
                 os.setpgid(pid, pid)  # also here: the supervisor may kill the group before the child ran
@@ -116,3 +110,22 @@ class AttemptServer:
             self.conn.send({"pid": pid})
             _, status = os.waitpid(pid, 0)
             self.conn.send({"exit": os.waitstatus_to_exitcode(status)})
+            request = self._next_request()
+        os._exit(0)  # never finish this session: only attempts write results
+
+    def _next_request(self):
+        try:
+            return self.conn.recv()
+        except EOFError:  # the supervisor is gone
+            os._exit(0)
+
+
+def _prepare(session, request) -> None:
+    """Keep the tests the attempt is to run, each with its limit (a marker beats --timeout)."""
+    from hypothesis import is_hypothesis_test
+
+    skip = set(request["skip"])
+    session.items[:] = [item for item in session.items if item.nodeid not in skip]
+    for item in session.items:
+        limit = request["property_timeout"] if is_hypothesis_test(getattr(item, "obj", None)) else request["timeout"]
+        item.add_marker(pytest.mark.timeout(limit))
