@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from conformance.vocabulary import DEVICES, VARIANTS
 
 
 def main(argv=None) -> int:
+    from conformance.run import Limits
+
     parser = argparse.ArgumentParser(
         prog="python -m conformance",
         description="Activation-checkpointing conformance: run the suite against implementations, and report.")
@@ -31,12 +34,22 @@ def main(argv=None) -> int:
     run.add_argument("--clause", action="append", default=[], metavar="ID",
                      help="only the tests of this clause or area id (repeatable)")
     run.add_argument("--out", type=Path, default=Path("reports"), help="directory for results (default: reports)")
-    run.add_argument("--timeout", type=float, default=120.0, metavar="S",
-                     help="per-test limit; a test still running is stopped and recorded as TIMEOUT. The first test "
-                     "of each process also pays for the implementation's lazy imports (default: 120)")
-    run.add_argument("--run-timeout", type=float, default=1800.0, metavar="S",
-                     help="limit for each run as a whole; tests left then are recorded as TIMEOUT (default: 1800)")
-    run.add_argument("--jobs", "-j", type=int, default=1, help="runs at a time (default: 1)")
+    defaults = Limits()
+    run.add_argument("--timeout", type=float, default=defaults.test_timeout, metavar="S",
+                     help="per-test limit; a test still running is stopped and recorded as TIMEOUT. torch, pytest and "
+                     f"the implementation are imported before the clock starts (default: {defaults.test_timeout:g})")
+    run.add_argument("--cut-timeout", type=float, default=defaults.cut_timeout, metavar="S",
+                     help=f"per-test limit once a run has had --cut-after timeouts (default: {defaults.cut_timeout:g})")
+    run.add_argument("--cut-after", type=int, default=defaults.cut_after, metavar="N",
+                     help=f"timeouts after which a run's later tests get --cut-timeout (default: {defaults.cut_after})")
+    run.add_argument("--run-timeout", type=float, default=defaults.run_timeout, metavar="S",
+                     help="limit for each run as a whole; the running test is then recorded as TIMEOUT, the tests "
+                     f"left as NOT RUN (default: {defaults.run_timeout:g})")
+    run.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+                     help="runs at a time (default: the machine's cores)")
+    run.add_argument("--shard", type=_shard, default=(1, 1), metavar="I/N",
+                     help="run only the I-th of N deterministic slices of the matrix (runs), e.g. on N CI machines; "
+                     "`report` merges their results files (default: 1/1, everything)")
 
     report = commands.add_parser(
         "report", help="render results files as one self-contained HTML page",
@@ -44,7 +57,8 @@ def main(argv=None) -> int:
         "run matrix, conformance percentages, failures, environments, and changes since --baseline.",
     )
     report.add_argument("results", nargs="+", type=Path,
-                        help="results files (JSON), or directories whose *.json files are taken")
+                        help="results files (JSON), or directories whose *.json files (at any depth, e.g. one "
+                        "folder per shard) are taken")
     report.add_argument("-o", "--output", type=Path, default=Path("reports/index.html"),
                         help="the HTML file to write (default: reports/index.html)")
     report.add_argument("--baseline", action="append", type=Path, default=[], metavar="OLD.json",
@@ -60,17 +74,18 @@ def main(argv=None) -> int:
         argv, pytest_args = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
     args = parser.parse_args(argv)
     if args.command == "run":
-        from conformance.run import Limits, expand, run_all
+        from conformance.run import expand, run_all, shard
 
-        specs = expand(args.impl, args.variant or ["both"], args.device or ["cpu"])
-        limits = Limits(test_timeout=args.timeout, run_timeout=args.run_timeout)
+        specs = shard(expand(args.impl, args.variant or ["both"], args.device or ["cpu"]), *args.shard)
+        limits = Limits(test_timeout=args.timeout, run_timeout=args.run_timeout, cut_timeout=args.cut_timeout,
+                        cut_after=args.cut_after)
         return run_all(specs, args.out, limits, clauses=args.clause, pytest_args=pytest_args, jobs=args.jobs)
     if pytest_args:
         parser.error("arguments after -- are for `run` only")
     from conformance.report import write_report
 
     try:
-        results = [f for p in args.results for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
+        results = [f for p in args.results for f in (sorted(p.rglob("*.json")) if p.is_dir() else [p])]
         path = write_report(results, args.output, baseline=args.baseline, title=args.title,
                             expectations=args.expectations)
     except (OSError, ValueError) as exc:
@@ -78,6 +93,16 @@ def main(argv=None) -> int:
         return 2
     print(f"wrote {path}")
     return 0
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected I/N, e.g. 2/4") from None
+    if not 1 <= index <= count:
+        raise argparse.ArgumentTypeError(f"{text!r}: I must be between 1 and N")
+    return index, count
 
 
 if __name__ == "__main__":

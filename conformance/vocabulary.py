@@ -57,17 +57,18 @@ VERDICTS = {v.name: v for v in (
     Verdict("timeout", "◷", "timeout", "a test of the clause did not finish within the per-test limit", False, "T"),
     Verdict("error", "⚠", "error", "a test could not run (fixture or setup failure: a harness or adapter problem)", False, "E"),
     Verdict("fixed_deviation", "⚑", "fixed?", "a declared deviation did not happen: the test passed (remove the entry from expectations.toml)", True, "P"),
+    Verdict("not_run", "○", "not run", "no test of the clause ran here (none selected, or the run was stopped before it)", None, "n"),
     Verdict("unsupported", "⊘", "unsupported", "the implementation does not claim or provide what the test needs, and it failed", None, "u"),
     Verdict("expected_deviation", "≈", "deviation", "the test failed as a deviation declared in expectations.toml says it does", False, "x"),
-    Verdict("not_run", "○", "not run", "no test of the clause ran here (none selected, or the run was stopped before it)", None, "-"),
     Verdict("skip", "–", "skipped", "not applicable on this machine (e.g. CUDA absent); the reason is in the tooltip", None, "s"),
     Verdict("unclaimed_pass", "✓", "pass*", "passed although the implementation does not claim the capability the clause needs", None, "X"),
     Verdict("pass", "✓", "pass", "every test of the clause passed", True, "."),
     Verdict("n/a", "·", "n/a", "the clause does not bind this variant", None, " "),
 )}
 SEVERITY = tuple(VERDICTS)  # worst first
-SEVERE = ("fail", "crash", "timeout", "error", "fixed_deviation")  # verdicts that make a run exit non-zero
-EXPLAINED = ("fail", "crash", "timeout", "error", "fixed_deviation", "expected_deviation", "unsupported", "not_run")
+SEVERE = ("fail", "crash", "timeout", "error", "fixed_deviation", "not_run")  # verdicts that make a run exit non-zero
+# Verdicts whose tests the report spells out (messages, test ids, repro commands): all but pass and n/a.
+EXPLAINED = tuple(v for v in VERDICTS if v not in ("pass", "n/a"))
 
 
 def verdict(status: str, expected: str | None) -> str:

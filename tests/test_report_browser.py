@@ -113,3 +113,36 @@ def test_screenshot_for_a_person(page, tmp_path):
     chromium(page, tmp_path, f"--screenshot={top}", "--window-size=1400,1100")
     assert top.stat().st_size > 20_000
     print(f"screenshot of the report: {top}")
+
+
+@pytest.fixture(scope="module")
+def many_runs_page(tmp_path_factory):
+    """24 runs (6 implementations × 2 variants × 2 devices), each with a failure, a crash and a timeout."""
+    d = tmp_path_factory.mktemp("many")
+    outcomes = [("api.forward-value", "pass", ""), ("api.same-gradients", "fail", f"AssertionError: {MARKUP}"),
+                ("reqgrad.reentrant-warns", "crash", "died"), ("reqgrad.non-reentrant-gradients", "timeout", "hung")]
+    for i in range(6):
+        for variant in ("reentrant", "non_reentrant"):
+            for device in ("cpu", "cuda"):
+                results = run(f"impl{i}", variant, *outcomes)
+                results.header["device"] = device
+                for record in results.records:
+                    record.device = device
+                write_results(d / f"impl{i}-{variant}-{device}.json", results)
+    out = d / "index.html"
+    assert main(["report", str(d), "-o", str(out)]) == 0
+    return out
+
+
+def test_chromium_shows_24_runs_with_the_area_summary_first_and_a_repro_command_per_finding(many_runs_page, tmp_path):
+    dom_html = chromium(many_runs_page, tmp_path, "--dump-dom")
+    dom = Dom(dom_html)
+    assert len({column for _, column in dom.cells}) == 24
+    assert dom_html.index('id="areas"') < dom_html.index('id="matrix"')
+    summary = dom_html[dom_html.index('id="areas"'):dom_html.index('id="matrix"')]
+    assert summary.count("data-worst=") == 2 * 24  # areas api and reqgrad × runs
+    assert summary.count('data-worst="fail"') == 24  # api: 1 of 2 clauses pass, the other fails
+    # one command per non-pass test: a fail, a crash and a timeout in every run
+    assert dom.text.count("Reproduce: python -m pytest 'conformance/suite/test_x.py::") == 24 * 3
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    chromium(many_runs_page, tmp_path, f"--screenshot={ARTIFACTS / 'report-24-runs-top.png'}", "--window-size=1400,1100")

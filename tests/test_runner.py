@@ -6,15 +6,19 @@ real runs of the suite against the broken implementations in tests/broken (crash
 
 import html.parser
 import json
+import os
+import signal
+import subprocess
 import sys
-import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from conformance.__main__ import main
+from conformance.report import _load, build
 from conformance.results import read_results
-from conformance.run import Limits, RunSpec, expand, run_all, supervisor
+from conformance.run import Limits, RunSpec, expand, run_all, shard, supervisor
 from conformance.run.ledger import Ledger
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,13 +34,29 @@ def test_expand_runs_each_variant_and_device_on_its_own():
     assert RunSpec("torch.utils.checkpoint", "reentrant", "cpu").name == "torch.utils.checkpoint-reentrant-cpu"
 
 
-def test_pytest_command_is_a_fresh_process_with_thread_timeouts_and_deselections_from_a_file(tmp_path):
-    command = supervisor.pytest_command(RunSpec("m", "reentrant", "cuda"), tmp_path / "r.json", tmp_path / "p.json",
-                                        tmp_path / "a.args", Limits(test_timeout=7), clauses=["api"], pytest_args=["-x"])
-    assert command[:3] == [sys.executable, "-m", "pytest"]
+def test_pytest_args_use_thread_timeouts_and_the_run_options(tmp_path):
+    args = supervisor.pytest_args_for(RunSpec("m", "reentrant", "cuda"), tmp_path / "r.json", tmp_path / "p.json", 7,
+                                      clauses=["api"], pytest_args=["-x"], deselect=["t.py::a[x]"])
     for arg in ("--impl=m", "--variant=reentrant", "--device=cuda", "--timeout=7", "--timeout-method=thread",
-                "-p", "no:cacheprovider", "--clause=api", "-x", f"@{tmp_path / 'a.args'}", f"--results={tmp_path / 'r.json'}"):
-        assert arg in command
+                "-p", "no:cacheprovider", "--clause=api", "-x", "--deselect=t.py::a[x]", f"--results={tmp_path / 'r.json'}"):
+        assert arg in args
+    assert args[-1] == str(supervisor.SUITE_DIR)
+
+
+def test_the_per_test_limit_is_cut_after_some_timeouts():
+    limits = Limits(test_timeout=10, cut_after=2, cut_timeout=2)
+    assert [limits.for_run(n) for n in range(4)] == [10, 10, 2, 2]
+    assert Limits(test_timeout=1, cut_timeout=2).for_run(5) == 1  # never longer than the limit asked for
+
+
+def test_shards_split_the_matrix_deterministically_and_cover_it_once():
+    specs = expand(["a", "b", "c"], ["both"], ["cpu"])
+    shards = [shard(specs, i, 4) for i in range(1, 5)]
+    assert sorted((s for part in shards for s in part), key=specs.index) == specs
+    assert shards == [shard(specs, i, 4) for i in range(1, 5)]
+    assert shard(specs, 1, 1) == specs and shard(specs[:1], 2, 2) == []
+    with pytest.raises(ValueError):
+        shard(specs, 0, 2)
 
 
 def test_ledger_merges_attempts_and_names_what_never_ran():
@@ -49,10 +69,11 @@ def test_ledger_merges_attempts_and_names_what_never_ran():
     ledger.plan({"header": {"implementation": "other"}, "tests": tests[2:]})  # a later attempt's plan
     assert crash.clauses == ["c.1"] and crash.variant == "reentrant"
     assert ledger.remaining() == ["t[2]", "t[3]"]
-    ledger.close_remaining("not_run", "the run was stopped")
+    ledger.close_remaining("the bound expired")
     results = ledger.results(exit=1)
     assert [r.nodeid for r in results.records] == ["t[0]", "t[1]", "t[2]", "t[3]"]
     assert [r.status for r in results.records] == ["pass", "crash", "not_run", "not_run"]
+    assert results.records[3].message == "the bound expired" and results.records[3].clauses == ["c.3"]
     assert results.header == {"implementation": "m", "exit": 1}
 
 
@@ -69,99 +90,141 @@ def test_follower_yields_only_complete_lines(tmp_path):
 
 # ------------------------------------------- the supervisor against a scripted stand-in for pytest
 
-# Plays pytest for the supervisor: writes the plan, then for each test not deselected a start event
-# and, by the scenario, a record, a death (SIGKILL), a hang, pytest-timeout's banner and exit 1, or
-# an exit before the test starts ("exit-before").
-FAKE_PYTEST = textwrap.dedent('''
-    import json, os, signal, sys, time
-    results, plan, argsfile, scenario = sys.argv[1:5]
-    scenario = json.loads(scenario)
-    skip = {line.split("=", 1)[1] for line in open(argsfile).read().splitlines() if line}
-    tests = [{"nodeid": n, "clauses": ["c." + n], "variant": "reentrant", "device": "cpu"} for n in scenario if n not in skip]
-    json.dump({"header": {"implementation": "fake", "variant": "reentrant", "device": "cpu"}, "tests": tests}, open(plan, "w"))
-    stream = open(results[:-5] + ".jsonl", "w")
-    def emit(event):
-        stream.write(json.dumps(event) + "\\n"); stream.flush()
-    for test in tests:
-        action = scenario[test["nodeid"]]
-        if action == "exit-before":
-            os._exit(3)
-        emit({"event": "start", "nodeid": test["nodeid"]})
-        if action == "die":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if action == "hang":
-            while True: time.sleep(1)
-        if action == "pytest-timeout":
-            print("+" * 20 + " Timeout " + "+" * 20, flush=True); os._exit(1)
-        emit({"event": "record", **test, "status": action, "message": "", "duration": 0.0})
-    open(results, "w").write("{}")
-''')
+
+def fake_run_process(pytest_args, output, conn, fork_attempts):
+    """Plays a run process (worker.serve) for the supervisor, without pytest: the same pipe protocol
+    and files, with tests scripted by ``--scenario=`` (nodeid -> action, in run order). An attempt
+    plays each test not skipped: a start event, then by the action a record, a death (SIGKILL), a
+    hang, pytest-timeout's banner and exit 1, or an exit before the test starts ("exit-before").
+    Each attempt's skip list is appended to the file ``--calls=``."""
+    os.setsid()
+    fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    option = dict(arg[2:].split("=", 1) for arg in pytest_args if arg.startswith("--") and "=" in arg)
+    scenario = json.loads(option["scenario"])
+    deselected = [arg.split("=", 1)[1] for arg in pytest_args if arg.startswith("--deselect=")]
+    tests = [{"nodeid": n, "clauses": ["c." + n], "variant": "reentrant", "device": "cpu"}
+             for n in scenario if n not in deselected]
+    with open(option["conformance-plan"], "w") as f:
+        json.dump({"header": {"implementation": "fake", "variant": "reentrant", "device": "cpu"}, "tests": tests}, f)
+    stream = open(option["results"][:-5] + ".jsonl", "w")
+
+    def play(skip):
+        with open(option["calls"], "a") as f:
+            f.write(json.dumps(sorted(skip + deselected)) + "\n")
+        for test in (t for t in tests if t["nodeid"] not in skip):
+            action = scenario[test["nodeid"]]
+            if action == "exit-before":
+                os._exit(3)
+            stream.write(json.dumps({"event": "start", "nodeid": test["nodeid"]}) + "\n")
+            stream.flush()
+            if action == "die":
+                os.kill(os.getpid(), signal.SIGKILL)
+            while action == "hang":
+                time.sleep(1)
+            if action == "pytest-timeout":
+                print("+" * 20 + " Timeout " + "+" * 20, flush=True)
+                os._exit(1)
+            stream.write(json.dumps({"event": "record", **test, "status": action, "message": "", "duration": 0.0}) + "\n")
+            stream.flush()
+        with open(option["results"], "w") as f:
+            f.write("{}")
+        os._exit(0)
+
+    request = conn.recv()
+    if not fork_attempts:
+        conn.send({"pid": os.getpid()})
+        play([])
+    while request is not None:
+        pid = os.fork()
+        if pid == 0:
+            os.setpgid(0, 0)
+            play(request["skip"])
+        os.setpgid(pid, pid)
+        conn.send({"pid": pid})
+        conn.send({"exit": os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])})
+        request = conn.recv()
+    os._exit(0)
 
 
 @pytest.fixture
-def fake_pytest(tmp_path, monkeypatch):
-    """Makes the supervisor start the stand-in, playing ``scenario`` (nodeid -> action, in run order)."""
-    script = tmp_path / "fake_pytest.py"
-    script.write_text(FAKE_PYTEST)
-    calls = []
-
-    def play(scenario):
-        def command(spec, results, plan, argsfile, limits, clauses=(), pytest_args=()):
-            calls.append(argsfile.read_text().splitlines())
-            return [sys.executable, str(script), str(results), str(plan), str(argsfile), json.dumps(scenario)]
-
-        monkeypatch.setattr(supervisor, "pytest_command", command)
-        return calls
-
-    return play
+def fake(monkeypatch):
+    monkeypatch.setattr(supervisor, "RUN_TARGET", f"{__name__}:fake_run_process")
 
 
-def supervise(tmp_path, limits=Limits(test_timeout=30, run_timeout=60)):
-    seen = []
-    outcome = supervisor.supervise(RunSpec("fake", "reentrant", "cpu"), tmp_path / "out", limits, on_record=seen.append)
+def supervise(tmp_path, scenario, limits=Limits(test_timeout=30, run_timeout=60), device="cpu"):
+    """Supervise the stand-in playing ``scenario``; device "cpu" forks attempts, "cuda" starts a process each.
+    Returns the outcome, the records by node id, the header, and each attempt's skip list."""
+    seen, calls = [], tmp_path / "calls.jsonl"
+    outcome = supervisor.supervise(RunSpec("fake", "reentrant", device), tmp_path / "out", limits,
+                                   pytest_args=[f"--scenario={json.dumps(scenario)}", f"--calls={calls}"],
+                                   on_record=seen.append)
     results = read_results(outcome.path)
-    assert [r.nodeid for r in seen] == [r.nodeid for r in results.records], "progress saw every record once"
-    return outcome, {r.nodeid: r for r in results.records}, results.header
+    assert sorted(r.nodeid for r in seen) == sorted(r.nodeid for r in results.records), "progress saw every record once"
+    return outcome, {r.nodeid: r for r in results.records}, results.header, [json.loads(x) for x in calls.open()]
 
 
-def test_a_crash_is_recorded_and_the_rest_still_runs(tmp_path, fake_pytest):
-    calls = fake_pytest({"t[a]": "pass", "t[b]": "die", "t[c]": "fail", "t[d]": "die", "t[e]": "pass"})
-    outcome, records, header = supervise(tmp_path)
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_a_crash_is_recorded_and_the_rest_still_runs(tmp_path, fake, device):
+    scenario = {"t[a]": "pass", "t[b]": "die", "t[c]": "fail", "t[d]": "die", "t[e]": "pass"}
+    outcome, records, header, calls = supervise(tmp_path, scenario, device=device)
     assert {n: r.status for n, r in records.items()} == {
         "t[a]": "pass", "t[b]": "crash", "t[c]": "fail", "t[d]": "crash", "t[e]": "pass"}
     assert "killed by signal SIGKILL" in records["t[b]"].message and records["t[b]"].clauses == ["c.t[b]"]
-    assert calls == [[], ["--deselect=t[a]", "--deselect=t[b]"],
-                     ["--deselect=t[a]", "--deselect=t[b]", "--deselect=t[c]", "--deselect=t[d]"]]
+    assert calls == [[], ["t[a]", "t[b]"], ["t[a]", "t[b]", "t[c]", "t[d]"]]
     assert outcome.attempts == header["supervisor"]["attempts"] == 3
     assert "attempt 3" in outcome.log.read_text()
-
-
-def test_a_test_pytest_timeout_ended_is_a_timeout(tmp_path, fake_pytest):
-    fake_pytest({"t[a]": "pytest-timeout", "t[b]": "pass"})
-    _, records, _ = supervise(tmp_path)
+def test_a_test_pytest_timeout_ended_is_a_timeout(tmp_path, fake):
+    _, records, _, _ = supervise(tmp_path, {"t[a]": "pytest-timeout", "t[b]": "pass"})
     assert records["t[a]"].status == "timeout" and "pytest-timeout ended the process" in records["t[a]"].message
     assert records["t[b]"].status == "pass"
 
 
-def test_a_hang_pytest_timeout_cannot_end_is_killed(tmp_path, fake_pytest):
-    fake_pytest({"t[a]": "hang", "t[b]": "pass"})
-    _, records, _ = supervise(tmp_path, Limits(test_timeout=0.5, run_timeout=60, grace=0.5))
+def test_a_hang_pytest_timeout_cannot_end_is_killed(tmp_path, fake):
+    _, records, _, _ = supervise(tmp_path, {"t[a]": "hang", "t[b]": "pass"},
+                                 Limits(test_timeout=0.5, run_timeout=60, grace=0.5))
     assert records["t[a]"].status == "timeout" and "the supervisor killed the process" in records["t[a]"].message
     assert records["t[b]"].status == "pass"
 
 
-def test_the_whole_run_bound_times_out_the_running_test_and_every_test_left(tmp_path, fake_pytest):
-    fake_pytest({"t[a]": "pass", "t[b]": "hang", "t[c]": "pass", "t[d]": "pass"})
-    outcome, records, _ = supervise(tmp_path, Limits(test_timeout=60, run_timeout=3))
+def test_after_some_timeouts_later_tests_get_the_cut_limit_and_the_message_says_so(tmp_path, fake):
+    scenario = {"t[a]": "hang", "t[b]": "hang", "t[c]": "pass", "t[d]": "hang", "t[e]": "pass"}
+    outcome, records, _, _ = supervise(tmp_path, scenario, Limits(test_timeout=1.5, run_timeout=60, grace=0.2,
+                                                                  cut_after=2, cut_timeout=0.1, lanes=1))
+    assert [r.status for r in records.values()] == ["timeout", "timeout", "pass", "timeout", "pass"]
+    assert "(limit 1.5 s)" in records["t[a]"].message
+    assert "limit 0.1 s, cut from 1.5 s after 2 timeouts in this run" in records["t[d]"].message
+    assert records["t[d]"].duration < 1.5
+    assert "===== attempt 3 (lane 1, limit 0.1 s)" in outcome.log.read_text()
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_after_the_cut_the_tests_left_wait_side_by_side_in_lanes(tmp_path, fake, device):
+    scenario = {"t[a]": "hang", **{f"t[{i}]": "hang" if i % 2 else "pass" for i in range(8)}}
+    started = time.monotonic()
+    outcome, records, header, calls = supervise(tmp_path, scenario, Limits(
+        test_timeout=0.3, run_timeout=60, grace=0.6, cut_after=1, cut_timeout=0.3, lanes=3), device=device)
+    assert {n: r.status for n, r in records.items()} == {n: "pass" if a == "pass" else "timeout" for n, a in scenario.items()}
+    assert list(records) == list(scenario), "records stay in run order"
+    # after t[a], 8 tests left in 3 slices: [0 3 6] [1 4 7] [2 5] (hangs: 1 3 5 7). Attempts: t[a]'s; lane 1:
+    # 0 3 | 6; lane 2: 1 | 4 7; lane 3: 2 5. The lanes wait for their hangs side by side.
+    assert header["supervisor"]["lanes"] == 3 and outcome.attempts == 6
+    assert ["t[1]", "t[2]", "t[4]", "t[5]", "t[7]", "t[a]"] in calls  # lane 1's first attempt: all but 0 3 6
+    assert time.monotonic() - started < 30
+
+
+def test_the_whole_run_bound_times_out_the_running_test_and_the_rest_is_not_run(tmp_path, fake):
+    scenario = {"t[a]": "pass", "t[b]": "hang", "t[c]": "pass", "t[d]": "pass"}
+    outcome, records, _, _ = supervise(tmp_path, scenario, Limits(test_timeout=60, run_timeout=3))
     assert [r.status for r in records.values()] == ["pass", "timeout", "not_run", "not_run"]
     assert "expired while this test ran" in records["t[b]"].message
     assert all(records[n].message.startswith("the whole-run bound of 3 s expired") for n in ("t[c]", "t[d]"))
     assert outcome.seconds < 30
 
 
-def test_a_process_that_exits_between_tests_is_restarted_only_while_it_makes_progress(tmp_path, fake_pytest):
-    calls = fake_pytest({"t[a]": "pass", "t[b]": "exit-before", "t[c]": "pass"})
-    _, records, _ = supervise(tmp_path)
+def test_a_process_that_exits_between_tests_is_restarted_only_while_it_makes_progress(tmp_path, fake):
+    _, records, _, calls = supervise(tmp_path, {"t[a]": "pass", "t[b]": "exit-before", "t[c]": "pass"})
     # attempt 1 recorded t[a], then exited: progress, so a restart; attempt 2 exits at once: no progress, stop.
     assert len(calls) == 2
     assert [r.status for r in records.values()] == ["pass", "not_run", "not_run"]
@@ -177,21 +240,24 @@ def test_a_run_that_collects_nothing_is_an_error_with_pytests_reason(tmp_path, c
 
 # ------------------------------------------------- real runs: the suite against broken implementations
 
-# The runs: the crashing one in both variants (its non-reentrant run must be unaffected), the others
-# in the variant where they break. The timeout leaves room for torch's lazy imports in a first test.
-BROKEN_RUNS = [RunSpec("tests.broken.kills_process", "reentrant", "cpu"),
-               RunSpec("tests.broken.kills_process", "non_reentrant", "cpu"),
-               RunSpec("tests.broken.hangs_in_backward", "non_reentrant", "cpu"),
-               RunSpec("tests.broken.markup_messages", "non_reentrant", "cpu")]
-TIMEOUT_S = 15
+# The three broken implementations in both variants, as the command line runs them, on the reqgrad
+# clauses (few, fast tests): crash cells, a timeout cell, markup. The limit is short: torch, pytest
+# and the implementation are imported before a test's clock starts.
+BROKEN = ["tests.broken.kills_process", "tests.broken.hangs_in_backward", "tests.broken.markup_messages"]
+TIMEOUT_S = 8  # a property-based test takes seconds on a busy machine
+
+
+def run_broken(out, *options) -> int:
+    impls = [arg for impl in BROKEN for arg in ("--impl", impl)]
+    return main(["run", *impls, "--clause", "reqgrad", "--timeout", str(TIMEOUT_S), "-j", "2", "--out", str(out), *options])
 
 
 @pytest.fixture(scope="module")
 def broken_runs(tmp_path_factory):
-    """The reqgrad clauses (few, fast tests) against the broken implementations, then the report."""
+    """The runs, then the report of them."""
     out = tmp_path_factory.mktemp("reports")
-    code = run_all(BROKEN_RUNS, out, Limits(test_timeout=TIMEOUT_S, run_timeout=240), clauses=["reqgrad"], jobs=2)
-    assert main(["report", *map(str, sorted(out.glob("*.json"))), "-o", str(out / "index.html")]) == 0
+    code = run_broken(out)
+    assert main(["report", str(out), "-o", str(out / "index.html")]) == 0
     return code, out
 
 
@@ -221,14 +287,16 @@ def test_a_backward_that_never_returns_gets_a_timeout_cell(broken_runs):
     hung = _records(out, "tests.broken.hangs_in_backward", "non_reentrant")["reqgrad.non-reentrant-gradients"]
     assert hung.status == "timeout" and f"within {TIMEOUT_S} s" in hung.message
     assert "hangs_in_backward.py" in hung.message  # pytest-timeout's stack dump names where it hung
+    assert {r.status for r in _records(out, "tests.broken.hangs_in_backward", "reentrant").values()} == {"pass"}
 
 
 class _Page(html.parser.HTMLParser):
-    """What a browser would build from the page: its elements and its text."""
+    """What a browser would build from the page: its elements, cells, area summary, commands, text."""
 
     def __init__(self, text):
         super().__init__()
-        self.tags, self.cells, self.chunks = [], [], []
+        self.tags, self.cells, self.areas, self.commands, self.chunks = [], [], [], [], []
+        self._in_command = False
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
@@ -236,9 +304,17 @@ class _Page(html.parser.HTMLParser):
         attrs = dict(attrs)
         if tag == "td" and "data-verdict" in attrs:
             self.cells.append(attrs["data-verdict"])
+        if tag == "td" and "data-worst" in attrs:
+            self.areas.append(attrs["data-worst"])
+        self._in_command = tag == "code" and attrs.get("class") == "command"
+
+    def handle_endtag(self, tag):
+        self._in_command = False
 
     def handle_data(self, data):
         self.chunks.append(data)
+        if self._in_command:
+            self.commands.append(data)
 
     @property
     def text(self):
@@ -250,7 +326,52 @@ def test_the_report_shows_crash_and_timeout_cells_and_markup_as_text(broken_runs
 
     _, out = broken_runs
     page = _Page((out / "index.html").read_text())
-    assert sorted(page.cells) == sorted(["crash", "crash", "pass"] + ["timeout", "fail"] + ["n/a"] * 7)
-    assert "not_run" not in page.cells  # every reqgrad clause got a verdict in every run that binds it
+    # runs (results files in name order): hangs, kills, markup, each reentrant then non-reentrant; 3 reqgrad
+    # clauses, 2 bind reentrant runs, 1 non-reentrant ones
+    assert sorted(page.cells) == sorted(["pass", "pass", "timeout", "crash", "crash", "pass", "pass", "pass", "fail"]
+                                        + ["n/a"] * 9)
+    assert page.areas == ["pass", "timeout", "crash", "pass", "pass", "fail"]  # the reqgrad area, run by run
     assert "script" not in page.tags and "b" not in page.tags
     assert MARKUP in page.text
+
+
+def test_every_finding_has_a_repro_command_and_its_source(broken_runs):
+    _, out = broken_runs
+    page = _Page((out / "index.html").read_text())
+    assert len(page.commands) == 6  # 2 crashes, 2 timeouts, 2 fails (one clause has two tests)
+    assert all(c.startswith("python -m pytest 'conformance/suite/test_") and "--impl=tests.broken." in c
+               for c in page.commands)
+    text = " ".join(page.text.split())
+    assert "source: conformance/suite/test_reqgrad.py:" in text and "source: conformance/suite/test_properties.py:" in text
+
+
+@pytest.mark.parametrize("verdict, impl", [("fail", "markup_messages"), ("crash", "kills_process")])
+def test_a_repro_command_pasted_into_a_shell_reproduces_its_cell(broken_runs, verdict, impl):
+    _, out = broken_runs
+    command = next(c for c in _Page((out / "index.html").read_text()).commands if f"tests.broken.{impl}" in c)
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # `python` is this interpreter
+    done = subprocess.run(["bash", "-c", command], cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PATH": path})
+    if verdict == "fail":
+        assert done.returncode == 1 and "1 failed" in done.stdout and "RuntimeError: <script>" in done.stdout
+    else:
+        assert done.returncode in (-signal.SIGKILL, 128 + signal.SIGKILL), done.stdout[-2000:]
+
+
+def test_shards_merged_by_report_give_the_unsharded_report(broken_runs, tmp_path):
+    _, whole = broken_runs
+    for i in (1, 2):
+        run_broken(tmp_path / f"shard-{i}", "--shard", f"{i}/2")
+    assert main(["report", str(tmp_path), "-o", str(tmp_path / "merged.html")]) == 0  # every shard-*/ results file
+    assert len(list(tmp_path.glob("shard-*/*.json"))) == len(list(whole.glob("*.json"))) == 6
+    assert _content(tmp_path / "merged.html") == _content(whole / "index.html")
+
+
+def _content(page_path):
+    """What the page says that does not depend on when and how fast it ran: cells, area summary,
+    repro commands, and the matrix built from the same results."""
+    page = _Page(page_path.read_text())
+    matrix = build(list(_load(sorted(page_path.parent.rglob("*.json")))))
+    cells = {(row.clause.id, column): (cell.verdict, sorted((r.nodeid, r.status) for r in cell.records))
+             for row in matrix.rows for column, cell in row.cells.items()}
+    return sorted(page.cells), page.areas, sorted(page.commands), cells

@@ -16,7 +16,6 @@ from conformance.results import Record, Results
 from conformance.vocabulary import DEVICES, EXPLAINED, SEVERITY, VARIANTS, VERDICTS, worst
 
 NA = "n/a"  # the clause does not bind the column's variant
-NOT_RUN = "not_run"  # the clause binds it, but no test of it ran there
 
 # Verdicts that count for the conformance percentage (MUST clauses only); the vocabulary says which
 # conform. Left out: skip (not applicable on that machine), unsupported / unclaimed_pass (the
@@ -59,7 +58,8 @@ class Row:
 
     @property
     def tested(self) -> bool:
-        return any(c.verdict not in (NA, NOT_RUN) for c in self.cells.values())
+        # A not-run cell with records counts: the runner planned its tests and says why they did not run.
+        return any(c.verdict != NA and (c.verdict != NOT_RUN or c.records) for c in self.cells.values())
 
 
 @dataclass

@@ -12,6 +12,8 @@ import jinja2
 import conformance
 from conformance.report.diff import Diff
 from conformance.report.model import NA, NOT_RUN, Cell, Column, Matrix
+from conformance.report.repro import repro_command, source_location
+from conformance.report.summary import area_summary
 from conformance.vocabulary import SEVERITY, VERDICTS
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -28,7 +30,7 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.globals.update(LOOK=LOOK, SEVERITY=SEVERITY, VERDICTS=SEVERITY, NA=NA)
     env.filters.update(percent=_percent, css=_css, first_line=_first_line, anchor=_anchor, label=_label,
-                       tooltip=_tooltip)
+                       tooltip=_tooltip, repro_command=repro_command, source_location=source_location)
     return env
 
 
@@ -38,6 +40,7 @@ def render_page(matrix: Matrix, diff: Diff | None = None, *, title: str = "Activ
     return template.render(
         title=title,
         matrix=matrix,
+        area_summary=area_summary(matrix),
         diff=diff,
         baseline_sources=list(baseline_sources),
         environment=_environment_table(matrix),
@@ -85,7 +88,7 @@ def _label(column: Column) -> str:
 
 
 def _tooltip(cell: Cell) -> str:
-    if cell.verdict in (NA, NOT_RUN):
+    if cell.verdict == NA or not cell.records:
         return LOOK[cell.verdict][2]
     counts = ", ".join(f"{n} {LOOK[o][1]}" for o, n in cell.counts)
     notes = [_first_line(r.message) for r in cell.records if r.verdict != "pass" and r.message]

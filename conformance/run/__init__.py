@@ -13,7 +13,7 @@ from conformance.results import Record
 from conformance.run.supervisor import Limits, Outcome, RunError, RunSpec, supervise
 from conformance.vocabulary import DEVICES, SEVERE, VARIANTS, VERDICTS
 
-__all__ = ["Limits", "RunError", "RunSpec", "expand", "run_all", "supervise"]
+__all__ = ["Limits", "RunError", "RunSpec", "expand", "run_all", "shard", "supervise"]
 
 
 def expand(impls, variants, devices) -> list[RunSpec]:
@@ -23,11 +23,23 @@ def expand(impls, variants, devices) -> list[RunSpec]:
     return [RunSpec(i, v, d) for i, v, d in product(_unique(impls), variants, devices)]
 
 
+def shard(specs: list[RunSpec], index: int, count: int) -> list[RunSpec]:
+    """Shard ``index`` of ``count`` (1-based): every count-th run of the expanded matrix, starting at
+    the index-th. The same arguments give every machine the same split, and the shards together are
+    the whole matrix, each run in exactly one (so their results files merge into one report)."""
+    if not 1 <= index <= count:
+        raise ValueError(f"shard {index}/{count}: the index must be between 1 and {count}")
+    return specs[index - 1::count]
+
+
 def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), pytest_args=(), jobs=1,
             stream=None) -> int:
     """Run every spec; print a line per run (with a live dot stream when runs go one at a time).
     Returns the exit code: 0 all good, 1 some test failed/crashed/timed out/errored, 2 a run gave no results."""
     stream = stream or sys.stdout
+    if not specs:
+        stream.write("no runs in this shard\n")
+        return 0
     lock = threading.Lock()
     width = max(len(_label(s)) for s in specs)
 

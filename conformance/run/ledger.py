@@ -1,7 +1,8 @@
 """The bookkeeping of one supervised run, across the pytest processes it took (no processes here).
 
 It merges what each attempt planned and recorded, adds the CRASH / TIMEOUT records the supervisor
-decides for tests whose process died or ran out of time, and assembles the final results.
+decides for tests whose process died or ran out of time and the NOT-RUN records of tests it gave up
+on, and assembles the final results. ``died`` is the one place the runner makes records itself.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ class Ledger:
         return record
 
     def died(self, nodeid: str, status: str, message: str, duration: float = 0.0) -> Record:
-        """Record a test whose process died (``crash``) or was stopped (``timeout``) while it ran."""
+        """Record a test whose process died (``crash``) or was stopped (``timeout``) while it ran,
+        or that never ran (``not_run``)."""
         test = self.planned.get(nodeid, {})
         record = Record(nodeid, list(test.get("clauses", [])), test.get("variant"), test.get("device"),
                         status, test.get("expected"), message, round(duration, 3))
@@ -42,9 +44,9 @@ class Ledger:
         """Planned tests with no record yet, in run order."""
         return [nodeid for nodeid in self.planned if nodeid not in self.records]
 
-    def close_remaining(self, status: str, message: str) -> list[Record]:
-        """Give every test that will not run now a record saying why."""
-        return [self.died(nodeid, status, message) for nodeid in self.remaining()]
+    def close_remaining(self, why: str) -> list[Record]:
+        """Give every test that will not run now a NOT-RUN record saying why."""
+        return [self.died(nodeid, "not_run", why) for nodeid in self.remaining()]
 
     def results(self, **header) -> Results:
         """Records in run order (tests pytest did not plan, if any, last) under the merged header."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import is_hypothesis_test
 
 from conformance.results import write_atomically
 
@@ -36,5 +37,7 @@ def pytest_collection_finish(session):
         if "clauses" in props:
             tests.append({"nodeid": item.nodeid, "clauses": props["clauses"],
                           "variant": props.get("variant"), "device": props.get("device"),
-                          "expected": props.get("expected")})
+                          "expected": props.get("expected"),
+                          # property-based: many examples, seconds each on a loaded machine (see Limits)
+                          "property": is_hypothesis_test(getattr(item, "obj", None))})
     write_atomically(path, json.dumps({"header": header, "tests": tests}) + "\n")

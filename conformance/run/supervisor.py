@@ -1,24 +1,30 @@
-"""Runs the suite against one (implementation, variant, device) in pytest subprocesses, surviving
-crashes and hangs.
+"""Runs the suite against one (implementation, variant, device), surviving crashes and hangs.
 
-Each attempt is a fresh ``python -m pytest`` (a fresh process is also what CUDA needs). The
-attempt's JSONL stream says which test is running; when the process dies, that test gets a CRASH
-record (a TIMEOUT one if pytest-timeout ended it or it ran past its limit), and a new attempt runs
-the tests still left, deselecting those already done. A whole-run bound stops everything: the
-running test and every test not yet run get TIMEOUT records. The merged results are written
-atomically to ``<out>/<name>.json``; all attempts' output goes to ``<out>/<name>.log``.
+The run's pytest runs in a *run process* forked from a pre-imported zygote (see worker.py); after
+collection it forks one *attempt* at a time on request. The shared JSONL stream says which test is
+running; when an attempt dies, that test gets a CRASH record (a TIMEOUT one if pytest-timeout ended
+it or it ran past its limit), and the next attempt runs the tests still left. After
+``Limits.cut_after`` timeouts, later tests run under the shorter ``Limits.cut_timeout`` (a deadlock
+in one feature usually hangs many tests; the TIMEOUT message names the limit that applied; property-
+based tests keep the full limit: they take seconds, not milliseconds, on a busy machine), and the
+tests left are split across ``Limits.lanes`` lanes (run processes of their own) that run side by
+side: a hung test only waits, so waiting in parallel costs little CPU. A
+whole-run bound stops everything: the running test gets a TIMEOUT record, every test not yet run a
+NOT-RUN one. The merged results are written atomically to ``<out>/<name>.json``; all output goes to
+``<out>/<name>.log``.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -27,7 +33,7 @@ from conformance.results import Record, write_results
 from conformance.run.ledger import Ledger
 
 SUITE_DIR = Path(__file__).resolve().parents[1] / "suite"
-POLL_S = 0.1
+POLL_S = 0.05
 TAIL_LINES = 30  # of a dead attempt's output, kept in the CRASH / TIMEOUT message
 TIMEOUT_BANNER = re.compile(r"^\+{3,} Timeout \+{3,}$", re.M)  # what pytest-timeout prints before exiting
 RUNNER_FRAME = re.compile(r'^  File ".*[/\\](_pytest|pluggy)[/\\]')  # a frame of the test runner, not the test
@@ -52,17 +58,28 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class Limits:
-    test_timeout: float = 120.0  # per test, enforced by pytest-timeout (method thread) in the child
+    test_timeout: float = 10.0  # per test, enforced by pytest-timeout (method thread) in the attempt
     run_timeout: float = 1800.0  # per run, across all its attempts, enforced here
-    grace: float = 15.0  # how long past test_timeout a test may still run before we kill the process
+    grace: float = 5.0  # how long past its limit a test may still run before we kill the attempt
+    cut_after: int = 2  # timeouts in a run after which ...
+    cut_timeout: float = 5.0  # ... later tests get this limit instead (most take milliseconds; property-based
+    # tests, which take seconds on a busy machine, keep test_timeout: a cut turned some into false TIMEOUTs)
+    lanes: int = 4  # ... and the tests left run in this many lanes side by side (hung tests only wait)
+
+    def for_run(self, timeouts: int) -> float:
+        """The per-test limit once a run has had ``timeouts`` timeouts."""
+        return min(self.test_timeout, self.cut_timeout) if timeouts >= self.cut_after else self.test_timeout
 
 
 @dataclass
 class Attempt:
     number: int
+    limit: float  # the per-test limit it ran under (property-based tests: Limits.test_timeout)
+    lane: int = 1
     rc: int | None = None
-    running: str | None = None  # the test the process was in when it ended
+    running: str | None = None  # the test the attempt was in when it ended
     running_for: float = 0.0
+    running_limit: float = 0.0  # the limit of that test
     killed: str | None = None  # "run": the whole-run bound expired; "test": a test outran its timeout
     new_records: int = 0
     output: str = ""
@@ -86,33 +103,26 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
     out_dir.mkdir(parents=True, exist_ok=True)
     log = out_dir / f"{spec.name}.log"
     log.write_text("")
-    ledger = Ledger()
     started = time.monotonic()
-    deadline = started + limits.run_timeout
-    attempts: list[Attempt] = []
+    run = _Run(spec, limits, clauses, pytest_args, log, started + limits.run_timeout, on_record)
     with tempfile.TemporaryDirectory(prefix="conformance-run-") as work:
-        while True:
-            attempt = _run_attempt(spec, Path(work), len(attempts) + 1, ledger, limits, deadline,
-                                   clauses, pytest_args, on_record)
-            attempts.append(attempt)
-            with open(log, "a", encoding="utf-8") as f:
-                f.write(f"===== attempt {attempt.number}: exit {attempt.rc} =====\n{attempt.output}\n")
-            if attempt.clean:
-                break
-            if attempt.running:
-                on_record(_record_death(ledger, attempt, limits, log))
-            if attempt.killed == "run" or time.monotonic() >= deadline:
-                for record in ledger.close_remaining(
-                        "not_run", f"the whole-run bound of {limits.run_timeout:g} s expired before it started"):
-                    on_record(record)
-                break
-            if not ledger.remaining():
-                break
-            if not attempt.running and not attempt.new_records:  # no progress: restarting would loop
-                for record in ledger.close_remaining(
-                        "not_run", f"pytest exited with code {attempt.rc} between tests (see {log.name})"):
-                    on_record(record)
-                break
+        first = _Lane(run, Path(work) / "lane-1")
+        try:
+            if first.run(until_cut=limits.lanes > 1):
+                # The run hangs again and again (a deadlock in a feature): hung tests wait, they do not
+                # compute, so the tests left are split across lanes that wait side by side.
+                left = run.remaining()
+                slices = [left[i::limits.lanes] for i in range(min(limits.lanes, len(left)))]
+                lanes = [first] + [_Lane(run, Path(work) / f"lane-{i + 1}") for i in range(1, len(slices))]
+                for lane, tests in zip(lanes, slices):
+                    lane.only = set(tests)
+                with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
+                    list(pool.map(_Lane.run, lanes))
+                for lane in lanes[1:]:
+                    lane.processes.close()
+        finally:
+            first.processes.close()
+    ledger, attempts = run.ledger, sorted(run.attempts, key=lambda a: a.number)
     if ledger.header is None:
         raise RunError(f"{spec.name}: pytest exited with code {attempts[-1].rc} before collecting any test:\n"
                        f"{_tail(attempts[-1].output, 15)}")
@@ -122,6 +132,9 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
         supervisor={
             "attempts": len(attempts),
             "test_timeout_s": limits.test_timeout,
+            "cut_timeout_s": limits.cut_timeout,
+            "cut_after_timeouts": limits.cut_after,
+            "lanes": len({a.lane for a in attempts}),
             "run_timeout_s": limits.run_timeout,
             "timeout_method": "thread",
             "seconds": round(seconds, 1),
@@ -137,61 +150,236 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
     return Outcome(path, log, results.records, len(attempts), seconds, counts, results.header["supervisor"]["collection_errors"])
 
 
-def pytest_command(spec: RunSpec, results: Path, plan: Path, argsfile: Path, limits: Limits,
-                   clauses=(), pytest_args=()) -> list[str]:
+class _Run:
+    """What the lanes of one run share: the ledger (behind a lock), the log, the bound, progress."""
+
+    def __init__(self, spec, limits, clauses, pytest_args, log: Path, deadline: float, on_record):
+        self.spec, self.limits, self.clauses, self.pytest_args = spec, limits, clauses, pytest_args
+        self.log, self.deadline, self.on_record = log, deadline, on_record
+        self.ledger = Ledger()
+        self.lock = threading.Lock()
+        self.attempts: list[Attempt] = []
+
+    def record(self, make: Callable[[], Record | list[Record]]) -> None:
+        """Change the ledger (``make`` returns the new records) and report them, one lane at a time."""
+        with self.lock:
+            made = make()
+            for record in made if isinstance(made, list) else [made]:
+                self.on_record(record)
+
+    def remaining(self, only: set[str] | None = None) -> list[str]:
+        with self.lock:
+            return [n for n in self.ledger.remaining() if only is None or n in only]
+
+    def limit_of(self, nodeid: str, limit: float) -> float:
+        """A test's limit in an attempt whose limit is ``limit`` (a property-based test keeps the full one)."""
+        return self.limits.test_timeout if self.ledger.planned.get(nodeid, {}).get("property") else limit
+
+    def timeouts(self) -> int:
+        with self.lock:
+            return sum(r.status == "timeout" for r in self.ledger.records.values())
+
+    def skip(self, only: set[str] | None) -> list[str]:
+        """The tests an attempt of a lane must not run: those recorded, and those of other lanes."""
+        with self.lock:
+            return [n for n in {**self.ledger.planned, **self.ledger.records}
+                    if n in self.ledger.records or (only is not None and n not in only)]
+
+    def finished(self, attempt: Attempt) -> None:
+        with self.lock:
+            attempt.number = len(self.attempts) + 1
+            self.attempts.append(attempt)
+            with open(self.log, "a", encoding="utf-8") as f:
+                f.write(f"===== attempt {attempt.number} (lane {attempt.lane}, limit {attempt.limit:g} s): "
+                        f"exit {attempt.rc} =====\n{attempt.output}\n")
+
+
+class _Lane:
+    """Attempts one after another over the run's tests (``only``: a slice of them), until every
+    one has a record, the whole-run bound expires, or attempts stop making progress."""
+
+    def __init__(self, run: _Run, work: Path):
+        work.mkdir()
+        self.shared, self.only = run, None
+        self.number = int(work.name.rsplit("-", 1)[1])
+        self.processes = _RunProcesses(run.spec, work, run.limits, run.clauses, run.pytest_args)
+
+    def run(self, until_cut: bool = False) -> bool:
+        """Returns True when it stopped because the run reached the cut (``until_cut``) with tests left."""
+        run, limits = self.shared, self.shared.limits
+        while True:
+            limit = limits.for_run(run.timeouts())
+            attempt = _run_attempt(self.processes, run, self.number, run.skip(self.only), limit)
+            run.finished(attempt)
+            if attempt.clean:
+                return False
+            if attempt.running:
+                run.record(lambda: _record_death(run.ledger, attempt, limits, run.log))
+            if attempt.killed == "run" or time.monotonic() >= run.deadline:
+                run.record(lambda: run.ledger.close_remaining(f"the whole-run bound of {limits.run_timeout:g} s expired"))
+                return False
+            left = run.remaining(self.only)
+            if not left:
+                return False
+            if not attempt.running and not attempt.new_records:  # no progress: restarting would loop
+                run.record(lambda: [run.ledger.died(n, "not_run", f"pytest exited with code {attempt.rc} "
+                                                    f"between tests (see {run.log.name})") for n in left])
+                return False
+            if until_cut and run.timeouts() >= limits.cut_after and len(left) > 1:
+                return True
+
+
+def pytest_args_for(spec: RunSpec, results: Path, plan: Path, limit: float, clauses=(), pytest_args=(),
+                    deselect=()) -> list[str]:
+    """The arguments of the run's in-process ``pytest.main``."""
     return [
-        sys.executable, "-m", "pytest", "-p", "conformance.plugin", "-p", "conformance.run.plan",
+        "-p", "conformance.plugin", "-p", "conformance.run.plan",
         "-p", "no:cacheprovider", "-q", "-rN", "--continue-on-collection-errors",
+        # The zygote imported hypothesis and pytest-timeout before pytest could rewrite their asserts: expected.
+        "-W", "ignore::pytest.PytestAssertRewriteWarning",
         f"--impl={spec.impl}", f"--variant={spec.variant}", f"--device={spec.device}",
         f"--results={results}", f"--conformance-plan={plan}",
-        f"--timeout={limits.test_timeout:g}", "--timeout-method=thread",
-        *[f"--clause={c}" for c in clauses], *pytest_args, f"@{argsfile}", str(SUITE_DIR),
+        f"--timeout={limit:g}", "--timeout-method=thread",
+        *[f"--clause={c}" for c in clauses], *pytest_args,
+        # --deselect matches node id prefixes; suite node ids all end in "[<params>]", so prefix = exact.
+        *[f"--deselect={nodeid}" for nodeid in deselect], str(SUITE_DIR),
     ]
 
 
-def _run_attempt(spec, work: Path, number: int, ledger: Ledger, limits: Limits, deadline: float,
-                 clauses, pytest_args, on_record) -> Attempt:
-    attempt = Attempt(number)
-    results, plan = work / f"attempt-{number}.json", work / f"attempt-{number}.plan.json"
-    argsfile, output = work / f"attempt-{number}.args", work / f"attempt-{number}.out"
-    # --deselect matches node id prefixes; suite node ids all end in "[<params>]", so prefix = exact.
-    argsfile.write_text("".join(f"--deselect={nodeid}\n" for nodeid in ledger.records))
-    command = pytest_command(spec, results, plan, argsfile, limits, clauses, pytest_args)
-    stream = _Follower(results.with_suffix(".jsonl"))
-    running, since = None, 0.0
-    with open(output, "w", encoding="utf-8") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)  # its own process group: we can kill it whole
+# What the run processes run (worker.serve); the supervisor's tests replace it with a scripted stand-in.
+RUN_TARGET = "conformance.run.worker:serve"
+
+
+class _RunProcesses:
+    """The run's processes (worker.py): one collected run process that forks each attempt (CPU
+    runs), or one fresh run process per attempt (CUDA runs, where a fork after CUDA is unsafe)."""
+
+    def __init__(self, spec: RunSpec, work: Path, limits: Limits, clauses, pytest_args):
+        self.spec, self.work, self.limits, self.clauses, self.pytest_args = spec, work, limits, clauses, pytest_args
+        self.fork_attempts = spec.device == "cpu"
+        self.process = self.conn = None
+        self.attempt: int | None = None  # the pid (= process group) of a forked attempt still running
+        self.output = work / "output.txt"
+        self.output.touch()
+        self.started = 0
+
+    def begin(self, skip: list[str], limit: float) -> "_AttemptHandle":
+        """Start an attempt that runs every collected test not in ``skip`` under ``limit``."""
+        fresh = not self.fork_attempts or self.process is None or self.process.exitcode is not None
+        if fresh:
+            self._stop()
+        offset = self.output.stat().st_size  # the attempt's output follows (with collection's, when fresh)
+        if fresh:
+            self.started += 1  # a fresh run process writes its own results, plan and stream
+            self.results = self.work / f"results-{self.started}.json"
+            self.plan = self.work / f"plan-{self.started}.json"
+            args = pytest_args_for(self.spec, self.results, self.plan, limit, self.clauses, self.pytest_args,
+                                   deselect=() if self.fork_attempts else skip)
+            from conformance.run import worker  # imports pytest: not needed to read Limits (`report`)
+
+            module, name = RUN_TARGET.split(":")
+            target = getattr(importlib.import_module(module), name)
+            self.process, self.conn = worker.start_run_process(target, args, str(self.output), self.fork_attempts)
+            self.stream = _Follower(self.results.with_suffix(".jsonl"))
+        # Property-based tests (many examples each) keep the full limit: a cut one would time out on a busy machine.
+        self._send({"skip": list(skip), "timeout": limit, "property_timeout": self.limits.test_timeout})
+        return _AttemptHandle(self, offset)
+
+    def _send(self, message) -> None:
         try:
-            while True:
-                exited = process.poll() is not None
-                for event in stream.events():
-                    if event.get("event") == "start":
-                        running, since = event["nodeid"], time.monotonic()
-                    elif event.get("event") == "record":
-                        running = None
-                        attempt.new_records += 1
-                        on_record(ledger.record(event))
-                if exited:
-                    break
-                now = time.monotonic()
-                if now >= deadline:
-                    attempt.killed = "run"
-                elif running and now - since > limits.test_timeout + limits.grace:
-                    attempt.killed = "test"
-                if attempt.killed:
-                    _kill(process)
-                    break
-                time.sleep(POLL_S)
-        finally:
-            if process.poll() is None:
-                _kill(process)
-    attempt.rc = process.returncode
+            self.conn.send(message)
+        except OSError:
+            pass  # the run process is gone (e.g. a usage error): the attempt sees that it exited
+
+    def _stop(self) -> None:
+        if self.attempt is not None:  # e.g. the supervisor is interrupted while an attempt runs
+            _kill_group(self.attempt)
+            self.attempt = None
+        if self.process is None:
+            return
+        self._send(None)
+        self.process.join(timeout=5)
+        _kill_group(self.process.pid)  # with whatever it left running
+        self.process.join()
+        self.conn.close()
+        self.process = None
+
+    close = _stop
+
+
+class _AttemptHandle:
+    """One attempt: a forked child of the run process, or the run process itself."""
+
+    def __init__(self, processes: _RunProcesses, offset: int):
+        self.processes, self.offset = processes, offset
+        self.pid: int | None = None  # the attempt's process (group), once the run process said
+        self.rc: int | None = None
+
+    def ended(self) -> bool:
+        """Whether the attempt has ended; then ``rc`` is its exit code."""
+        p = self.processes
+        try:
+            while self.rc is None and p.conn.poll():
+                answer = p.conn.recv()
+                self.pid = p.attempt = answer.get("pid", self.pid)
+                self.rc = answer.get("exit")
+                if self.rc is not None:
+                    p.attempt = None
+        except (EOFError, OSError):
+            pass  # the run process is gone: its exit code follows
+        if self.rc is not None:
+            return True
+        if p.process.exitcode is not None:  # the run process ended: it ran the attempt, or died before
+            self.rc = p.process.exitcode
+            return True
+        return False
+
+    def kill(self) -> None:
+        """End the attempt and whatever it started (its process group); wait until it has ended."""
+        p = self.processes
+        _kill_group(self.pid if p.fork_attempts and self.pid is not None else p.process.pid)
+        give_up = time.monotonic() + 30
+        while not self.ended() and time.monotonic() < give_up:
+            time.sleep(POLL_S / 10)
+
+    def output(self) -> str:
+        with open(self.processes.output, "rb") as f:
+            f.seek(self.offset)
+            return f.read().decode("utf-8", errors="replace")
+
+
+def _run_attempt(processes: _RunProcesses, run: _Run, lane: int, skip: list[str], limit: float) -> Attempt:
+    attempt = Attempt(0, limit, lane)
+    handle = processes.begin(skip, limit)
+    running, since = None, 0.0
+    while True:
+        ended = handle.ended()
+        for event in processes.stream.events():
+            if event.get("event") == "start":
+                running, since = event["nodeid"], time.monotonic()
+            elif event.get("event") == "record":
+                running = None
+                attempt.new_records += 1
+                run.record(lambda: run.ledger.record(event))
+        if ended:
+            break
+        now = time.monotonic()
+        if now >= run.deadline:
+            attempt.killed = "run"
+        elif running and now - since > run.limit_of(running, limit) + run.limits.grace:
+            attempt.killed = "test"
+        if attempt.killed:
+            handle.kill()
+            break
+        time.sleep(POLL_S)
+    attempt.rc = handle.rc
     attempt.running, attempt.running_for = running, (time.monotonic() - since if running else 0.0)
-    attempt.output = output.read_text(encoding="utf-8", errors="replace")
-    attempt.clean = results.exists() and not attempt.killed
-    if plan.exists():
-        ledger.plan(json.loads(plan.read_text(encoding="utf-8")))
+    attempt.running_limit = run.limit_of(running, limit) if running else limit
+    attempt.output = handle.output()
+    attempt.clean = processes.results.exists() and not attempt.killed
+    if processes.plan.exists():
+        plan = json.loads(processes.plan.read_text(encoding="utf-8"))
+        run.record(lambda: run.ledger.plan(plan) or [])
     return attempt
 
 
@@ -201,15 +389,22 @@ def _record_death(ledger: Ledger, attempt: Attempt, limits: Limits, log: Path) -
     if attempt.killed == "run":
         outcome, why = "timeout", f"the whole-run bound of {limits.run_timeout:g} s expired while this test ran"
     elif attempt.killed == "test":
-        outcome, why = "timeout", (f"still running {seconds:.0f} s after it started (limit {limits.test_timeout:g} s); "
+        outcome, why = "timeout", (f"still running {seconds:.0f} s after it started (limit {_limit(attempt, limits)}); "
                                    "pytest-timeout could not stop it, so the supervisor killed the process")
-    elif TIMEOUT_BANNER.search(attempt.output) or seconds >= limits.test_timeout:
-        outcome, why = "timeout", f"did not finish within {limits.test_timeout:g} s (pytest-timeout ended the process)"
+    elif TIMEOUT_BANNER.search(attempt.output) or seconds >= attempt.running_limit:
+        outcome, why = "timeout", f"did not finish within {_limit(attempt, limits)} (pytest-timeout ended the process)"
     else:
         outcome, why = "crash", f"the test process died during this test ({_exit_status(attempt.rc)})"
     tail = _tail(_without_runner_frames(attempt.output), TAIL_LINES)
     message = f"{why}; last output (all of it in {log.name}):\n{tail}" if tail else f"{why} (output in {log.name})"
     return ledger.died(attempt.running, outcome, message, seconds)
+
+
+def _limit(attempt: Attempt, limits: Limits) -> str:
+    if attempt.running_limit < limits.test_timeout:
+        return (f"{attempt.running_limit:g} s, cut from {limits.test_timeout:g} s after {limits.cut_after} timeouts "
+                "in this run")
+    return f"{attempt.running_limit:g} s"
 
 
 def _exit_status(rc: int | None) -> str:
@@ -221,12 +416,11 @@ def _exit_status(rc: int | None) -> str:
     return f"exit code {rc}"
 
 
-def _kill(process: subprocess.Popen) -> None:
+def _kill_group(pid: int) -> None:
     try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
         pass
-    process.wait()
 
 
 def _without_runner_frames(text: str) -> str:

@@ -4,6 +4,7 @@ autograd.Function whose backward sleeps forever. Forward passes, and the reentra
 import time
 
 import torch
+import torch.utils.checkpoint
 from torch.utils.checkpoint import CheckpointError, checkpoint_sequential  # noqa: F401
 from torch.utils.checkpoint import checkpoint as _checkpoint
 
@@ -24,3 +25,7 @@ def checkpoint(function, *args, use_reentrant=None, **kwargs):
     if use_reentrant is False and isinstance(out, torch.Tensor) and out.requires_grad:
         return _StuckBackward.apply(out)
     return out
+
+
+def __getattr__(name):  # the rest of the API (early stop, debug, SAC, ...) is torch's, unchanged
+    return getattr(torch.utils.checkpoint, name)

@@ -1,0 +1,131 @@
+"""The processes a run is made of, and how a restart after a crash stays cheap.
+
+Three levels, each a fork of the one above, so that nothing is imported twice:
+
+* the **zygote**: multiprocessing's fork server, started once per ``python -m conformance run``
+  with torch, pytest and hypothesis imported (``PRELOAD``), and what torch imports lazily on the
+  first checkpoint (torch._dynamo: seconds, which must not count against a test's limit, in every
+  attempt). It imports no implementation, collects no test and never initialises CUDA (importing
+  torch does not), so forking it is always safe.
+* the **run process**, one per (implementation, variant, device): a fork of the zygote that runs
+  ``pytest.main`` in-process. It imports the implementation and collects the suite, then stops
+  before the first test (:class:`AttemptServer`): an implementation that poisons global state can
+  only poison its own run.
+* the **attempts**: on request of the supervisor, the run process forks a child that runs the
+  tests not yet recorded and finishes the pytest session (results file, summary). When it dies
+  (crash, pytest-timeout's exit, the supervisor's kill), the next attempt is one more fork of the
+  collected run process: a restart costs milliseconds, not a torch import and a collection.
+
+CUDA: forking after CUDA is initialised is unsafe, and collection already touches CUDA where a GPU
+exists (``torch.cuda.is_available()``). So the attempt fork is used only for CPU runs (which also
+ask CUDA's availability through NVML, which is fork-safe: ``PYTORCH_NVML_BASED_CUDA_CHECK``). A run
+with ``--device=cuda`` / ``all`` runs its tests in the run process itself: each of its attempts is a
+fresh run process forked from the zygote, and CUDA is initialised there, never in the zygote.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+
+import pytest
+
+PRELOAD = ["torch", "torch._dynamo", "torch.onnx", "numpy", "pytest", "hypothesis", "pytest_timeout", "conformance.run.worker"]
+_context = None
+
+
+def zygote():
+    """The fork-server context (started at its first use, ended when this process exits)."""
+    global _context
+    if _context is None:
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload(PRELOAD)
+    return _context
+
+
+def start_run_process(target, pytest_args: list[str], output: str, fork_attempts: bool):
+    """A run process (see above; ``target`` is :func:`serve`, or a test's stand-in) and the
+    supervisor's end of the pipe it talks through."""
+    ours, theirs = zygote().Pipe()
+    process = zygote().Process(target=target, args=(pytest_args, output, theirs, fork_attempts), name="conformance-run")
+    process.start()
+    theirs.close()
+    return process, ours
+
+
+def serve(pytest_args: list[str], output: str, conn, fork_attempts: bool) -> None:
+    """The run process's body: pytest in-process, all output to ``output`` (appended)."""
+    os.setsid()  # its own session and process group: the supervisor can end it and its helpers whole
+    fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    if fork_attempts:
+        os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"  # is_available() without initialising CUDA
+    import pytest
+
+    code = pytest.main(pytest_args, plugins=[AttemptServer(conn, fork_attempts)])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(code))
+
+
+class AttemptServer:
+    """A pytest plugin object in the run process: after collection, runs the tests in attempts.
+
+    Requests from the supervisor: ``{"skip": [nodeid, ...], "timeout": s, "property_timeout": s}``
+    (run the tests not in skip; each under ``timeout``, property-based ones under
+    ``property_timeout``), or None (stop). Answers: ``{"pid": ...}`` when an attempt started (its
+    own process group), ``{"exit": code}`` when it ended. Without ``fork_attempts`` the run process
+    is the one attempt: it takes one request, answers its own pid and runs the tests itself.
+    """
+
+    def __init__(self, conn, fork_attempts: bool):
+        self.conn, self.fork_attempts = conn, fork_attempts
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        option = session.config.option
+        if option.collectonly or (session.testsfailed and not option.continue_on_collection_errors):
+            return None  # pytest's own loop handles these (it runs nothing)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        request = self._next_request()
+        if not self.fork_attempts:
+            self.conn.send({"pid": os.getpid()})
+            _prepare(session, request)
+            return None
+        while request is not None:
+            pid = os.fork()
+            if pid == 0:
+                os.setpgid(0, 0)
+                self.conn.close()
+                _prepare(session, request)
+                return None  # pytest's own loop runs what is left, then finishes the session
+            try:
+                os.setpgid(pid, pid)  # also here: the supervisor may kill the group before the child ran
+            except OSError:
+                pass
+            self.conn.send({"pid": pid})
+            _, status = os.waitpid(pid, 0)
+            self.conn.send({"exit": os.waitstatus_to_exitcode(status)})
+            request = self._next_request()
+        os._exit(0)  # never finish this session: only attempts write results
+
+    def _next_request(self):
+        try:
+            return self.conn.recv()
+        except EOFError:  # the supervisor is gone
+            os._exit(0)
+
+
+def _prepare(session, request) -> None:
+    """Keep the tests the attempt is to run, each with its limit (a marker beats --timeout)."""
+    from hypothesis import is_hypothesis_test
+
+    skip = set(request["skip"])
+    session.items[:] = [item for item in session.items if item.nodeid not in skip]
+    for item in session.items:
+        limit = request["property_timeout"] if is_hypothesis_test(getattr(item, "obj", None)) else request["timeout"]
+        item.add_marker(pytest.mark.timeout(limit))

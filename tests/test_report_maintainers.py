@@ -1,0 +1,62 @@
+"""The report's blocks for maintainers: the areas × runs summary and the repro commands."""
+
+import shlex
+
+from conformance.registry import Clause
+from conformance.report import build, render_page
+from conformance.report.model import Column
+from conformance.report.repro import repro_command, source_location
+from conformance.report.summary import area_summary
+from conformance.results import Record, Results
+
+AREAS = {"api": "General API", "rng": "RNG", "empty": "No tests"}
+BOTH = ("reentrant", "non_reentrant")
+CLAUSES = {
+    "api.a": Clause("api.a", "api", "a", "MUST", BOTH, "s", "text"),
+    "api.b": Clause("api.b", "api", "b", "MUST", BOTH, "s", "text"),
+    "rng.nr": Clause("rng.nr", "rng", "nr", "MUST", ("non_reentrant",), "s", "text"),
+    "empty.x": Clause("empty.x", "empty", "x", "MUST", BOTH, "s", "text"),
+}
+
+
+def results(impl, *records):
+    return Results(header={"implementation": impl, "device": "cpu"},
+                   records=[Record(f"conformance/suite/test_x.py::test_{c.replace('.', '_')}[{v}]", [c], v, "cpu", o, m)
+                            for c, v, o, m in records])
+
+
+def test_the_summary_counts_passing_clauses_per_area_and_run_and_takes_the_worst_colour():
+    matrix = build([("r.json", results("impl", ("api.a", "reentrant", "pass", ""), ("api.b", "reentrant", "timeout", ""),
+                                       ("api.a", "non_reentrant", "pass", ""), ("api.b", "non_reentrant", "pass", ""),
+                                       ("rng.nr", "non_reentrant", "not_run", "not run: the bound expired")))],
+                   clauses=CLAUSES, areas=AREAS)
+    assert matrix.columns == [Column("impl", "reentrant", "cpu"), Column("impl", "non_reentrant", "cpu")]
+    summary = {area.id: [(c.text, c.worst) for c in cells] for area, cells in area_summary(matrix)}
+    assert summary == {"api": [("1/2", "timeout"), ("2/2", "pass")],
+                       "rng": [("·", "n/a"), ("0/1", "not_run")]}  # no tested clause in "empty": no row
+
+
+def test_a_repro_command_is_one_shell_word_per_argument_whatever_the_node_id():
+    nodeid = "conformance/suite/test_x.py::test_y[it's $(rm -rf /) `x`]"
+    record = Record(nodeid, ["api.a"], "non_reentrant", "cpu", "fail")
+    command = repro_command(record, "my impl")
+    assert shlex.split(command) == ["python", "-m", "pytest", nodeid, "--impl=my impl", "--variant=non_reentrant",
+                                    "--device=cpu"]
+
+
+def test_the_source_is_the_line_of_the_test_function(tmp_path):
+    (tmp_path / "t.py").write_text("import x\n\n\ndef helper():\n    pass\n\n\ndef test_y(a):\n    pass\n")
+    assert source_location("t.py::test_y[a-b]", tmp_path) == "t.py:8"
+    assert source_location("t.py::TestK::test_y", tmp_path) == "t.py:8"
+    assert source_location("gone.py::test_y", tmp_path) == "gone.py"
+    real = source_location("conformance/suite/test_api.py::test_output_is_the_output_of_running_function_on_args[x]")
+    assert real.startswith("conformance/suite/test_api.py:") and real.split(":")[1].isdigit()
+
+
+def test_the_page_has_the_summary_before_the_matrix_and_a_command_per_finding():
+    page = render_page(build([("r.json", results("impl", ("api.a", "reentrant", "fail", "boom"),
+                                                  ("api.b", "reentrant", "pass", "")))],
+                             clauses=CLAUSES, areas=AREAS))
+    assert page.index('id="areas"') < page.index('id="matrix"')
+    assert page.count('class="command"') == 1
+    assert "python -m pytest &#39;conformance/suite/test_x.py::test_api_a[reentrant]&#39; --impl=impl" in page
