@@ -126,8 +126,8 @@ def many_runs_page(tmp_path_factory):
             for device in ("cpu", "cuda"):
                 results = run(f"impl{i}", variant, *outcomes)
                 results.header["device"] = device
-                for record in results.records:
-                    record.device = device
+                for each in results.records:
+                    each.device = device
                 write_results(d / f"impl{i}-{variant}-{device}.json", results)
     out = d / "index.html"
     assert main(["report", str(d), "-o", str(out)]) == 0

@@ -16,6 +16,7 @@ from conformance.results import Record, Results
 from conformance.vocabulary import DEVICES, EXPLAINED, SEVERITY, VARIANTS, VERDICTS, worst
 
 NA = "n/a"  # the clause does not bind the column's variant
+NOT_RUN = "not_run"  # the clause binds it, but no test of it ran there (a record may say why: the runner gave up)
 
 # Verdicts that count for the conformance percentage (MUST clauses only); the vocabulary says which
 # conform. Left out: skip (not applicable on that machine), unsupported / unclaimed_pass (the

@@ -11,7 +11,7 @@ import jinja2
 
 import conformance
 from conformance.report.diff import Diff
-from conformance.report.model import NA, NOT_RUN, Cell, Column, Matrix
+from conformance.report.model import NA, Cell, Column, Matrix
 from conformance.report.repro import repro_command, source_location
 from conformance.report.summary import area_summary
 from conformance.vocabulary import SEVERITY, VERDICTS
