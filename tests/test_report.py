@@ -180,3 +180,14 @@ def test_report_command_rejects_a_file_that_is_not_results(tmp_path, capsys):
     bad.write_text(json.dumps({"schema": 1, "records": []}))
     assert main(["report", str(bad), "-o", str(tmp_path / "x.html")]) == 2
     assert "not a conformance results file" in capsys.readouterr().err
+
+
+def test_observed_clauses_count_as_torch_compatibility_not_conformance():
+    clauses = {**CLAUSES, "api.observed": Clause("api.observed", "api", "what torch does", "OBSERVED",
+                                                 ("reentrant", "non_reentrant"), "s", "text")}
+    run = results("impl", ("api.value", "reentrant", "pass"), ("api.observed", "reentrant", "fail"))
+    m = build([("r.json", run)], clauses=clauses, areas=AREAS)
+    assert (m.implementation_score("impl").conforming, m.implementation_score("impl").applicable) == (1, 1)
+    observed = m.implementation_score("impl", "OBSERVED")
+    assert (observed.conforming, observed.applicable) == (0, 1)
+    assert "like torch on 0 of 1 undocumented behaviours" in render_page(m)

@@ -120,14 +120,18 @@ class Matrix:
                 score.conforming += verdict in CONFORMING
         return score
 
-    def implementation_score(self, implementation: str) -> Score:
-        """Per MUST clause: applicable if applicable in any of the implementation's columns,
-        conforming if it passes in every column where it is applicable."""
+    def implementation_score(self, implementation: str, level: str = "MUST") -> Score:
+        """Per clause of ``level``: applicable if applicable in any of the implementation's columns,
+        conforming if it passes in every column where it is applicable.
+
+        ``level="MUST"`` is the conformance percentage (documented MUST clauses only);
+        ``level="OBSERVED"`` is torch compatibility: the share of what torch does where the docs are
+        silent that the implementation does too (differing there is not non-conformance)."""
         score = Score()
         columns = [c for c in self.columns if c.implementation == implementation]
         for row in self.rows:
             verdicts = [row.cells[c].verdict for c in columns if row.cells[c].verdict in APPLICABLE]
-            if row.clause.is_must and verdicts:
+            if row.clause.level == level and verdicts:
                 score.applicable += 1
                 score.conforming += all(v in CONFORMING for v in verdicts)
         return score

@@ -16,7 +16,7 @@ from fixtures.distributed import RankError, Ranks, unavailable_reason
 
 @pytest.fixture(scope="module")
 def ranks(impl):
-    pools = Ranks(impl.name)
+    pools = Ranks(impl.module.__name__)
     yield pools
     pools.close()
 

@@ -183,7 +183,7 @@ def reproduce(impl: str, variant: str, check: str, case) -> None:
 
 def check_with_reproducer(ckpt: Checkpointer, check, case) -> None:
     """Print (on failure only) a one-line reproducer, and count the kinds of examples for statistics."""
-    call = f"reproduce({ckpt.impl.name!r}, {ckpt.variant!r}, {check.__name__!r}, {case!r})"
+    call = f"reproduce({ckpt.impl.module.__name__!r}, {ckpt.variant!r}, {check.__name__!r}, {case!r})"
     code = f"from fixtures.strategies import *; from conformance.suite.test_properties import reproduce; {call}"
     shell_safe = not any(c in code for c in '"$`\\!')  # reprs quote strings with ' only, so this is the rule
     note("reproduce with: python -c " + (f'"{code}"' if shell_safe else shlex.quote(code)))
