@@ -11,7 +11,7 @@ import jinja2
 
 import conformance
 from conformance.report.diff import Diff
-from conformance.report.model import NA, SEVERITY, Cell, Column, Matrix
+from conformance.report.model import NA, NOT_RUN, SEVERITY, Cell, Column, Matrix
 from conformance.report.repro import repro_command, source_location
 from conformance.report.summary import area_summary
 
@@ -28,7 +28,7 @@ LOOK = {
     "expected_deviation": ("≈", "deviation", "a known deviation declared in expectations.toml happened"),
     "skip": ("–", "skipped", "not applicable on this machine (e.g. CUDA absent); the reason is in the tooltip"),
     "unclaimed_pass": ("✓", "pass*", "passed although the implementation does not claim the capability the clause needs"),
-    "not_run": ("○", "not run", "the clause binds this variant but no test of it ran (no test yet, not selected, or "
+    NOT_RUN: ("○", "not run", "the clause binds this variant but no test of it ran (no test yet, not selected, or "
                 "the runner gave up before it: the whole-run bound expired)"),
     NA: ("·", "n/a", "the clause does not bind this variant"),
 }
