@@ -29,7 +29,7 @@ LOOK = {
     "skip": ("–", "skipped", "not applicable on this machine (e.g. CUDA absent); the reason is in the tooltip"),
     "unclaimed_pass": ("✓", "pass*", "passed although the implementation does not claim the capability the clause needs"),
     NOT_RUN: ("○", "not run", "the clause binds this variant but no test of it ran (no test yet, not selected, or "
-                "the runner gave up before it: the whole-run bound expired)"),
+              "the runner gave up before it: the whole-run bound expired)"),
     NA: ("·", "n/a", "the clause does not bind this variant"),
 }
 ENVIRONMENT_ORDER = ("implementation", "implementation_module", "implementation_version", "capabilities_declared",
