@@ -39,9 +39,13 @@ def main(argv=None) -> int:
                      help="per-test limit; a test still running is stopped and recorded as TIMEOUT. torch, pytest and "
                      f"the implementation are imported before the clock starts (default: {defaults.test_timeout:g})")
     run.add_argument("--cut-timeout", type=float, default=defaults.cut_timeout, metavar="S",
-                     help=f"per-test limit once a run has had --cut-after timeouts (default: {defaults.cut_timeout:g})")
+                     help="per-test limit once a run has had --cut-after timeouts; property-based tests keep --timeout "
+                     f"(default: {defaults.cut_timeout:g})")
     run.add_argument("--cut-after", type=int, default=defaults.cut_after, metavar="N",
                      help=f"timeouts after which a run's later tests get --cut-timeout (default: {defaults.cut_after})")
+    run.add_argument("--lanes", type=int, default=defaults.lanes, metavar="N",
+                     help="after --cut-after timeouts, the run's tests left run in N processes side by side (hung "
+                     f"tests only wait) (default: {defaults.lanes})")
     run.add_argument("--run-timeout", type=float, default=defaults.run_timeout, metavar="S",
                      help="limit for each run as a whole; the running test is then recorded as TIMEOUT, the tests "
                      f"left as NOT RUN (default: {defaults.run_timeout:g})")
@@ -78,7 +82,7 @@ def main(argv=None) -> int:
 
         specs = shard(expand(args.impl, args.variant or ["both"], args.device or ["cpu"]), *args.shard)
         limits = Limits(test_timeout=args.timeout, run_timeout=args.run_timeout, cut_timeout=args.cut_timeout,
-                        cut_after=args.cut_after)
+                        cut_after=args.cut_after, lanes=max(1, args.lanes))
         return run_all(specs, args.out, limits, clauses=args.clause, pytest_args=pytest_args, jobs=args.jobs)
     if pytest_args:
         parser.error("arguments after -- are for `run` only")

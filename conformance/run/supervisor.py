@@ -64,7 +64,7 @@ class Limits:
     cut_after: int = 2  # timeouts in a run after which ...
     cut_timeout: float = 5.0  # ... later tests get this limit instead (most take milliseconds; property-based
     # tests, which take seconds on a busy machine, keep test_timeout: a cut turned some into false TIMEOUTs)
-    lanes: int = 4  # ... and the tests left run in this many lanes side by side (hung tests only wait)
+    lanes: int = 6  # ... and the tests left run in this many lanes side by side (hung tests only wait)
 
     def for_run(self, timeouts: int) -> float:
         """The per-test limit once a run has had ``timeouts`` timeouts."""
@@ -106,22 +106,21 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
     started = time.monotonic()
     run = _Run(spec, limits, clauses, pytest_args, log, started + limits.run_timeout, on_record)
     with tempfile.TemporaryDirectory(prefix="conformance-run-") as work:
-        first = _Lane(run, Path(work) / "lane-1")
+        lanes = [_Lane(run, Path(work) / "lane-1")]
         try:
-            if first.run(until_cut=limits.lanes > 1):
+            if lanes[0].run(until_cut=limits.lanes > 1):
                 # The run hangs again and again (a deadlock in a feature): hung tests wait, they do not
                 # compute, so the tests left are split across lanes that wait side by side.
                 left = run.remaining()
                 slices = [left[i::limits.lanes] for i in range(min(limits.lanes, len(left)))]
-                lanes = [first] + [_Lane(run, Path(work) / f"lane-{i + 1}") for i in range(1, len(slices))]
+                lanes += [_Lane(run, Path(work) / f"lane-{i + 1}") for i in range(1, len(slices))]
                 for lane, tests in zip(lanes, slices):
                     lane.only = set(tests)
                 with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
                     list(pool.map(_Lane.run, lanes))
-                for lane in lanes[1:]:
-                    lane.processes.close()
         finally:
-            first.processes.close()
+            for lane in lanes:
+                lane.processes.close()
     ledger, attempts = run.ledger, sorted(run.attempts, key=lambda a: a.number)
     if ledger.header is None:
         raise RunError(f"{spec.name}: pytest exited with code {attempts[-1].rc} before collecting any test:\n"

@@ -17,10 +17,11 @@ Three levels, each a fork of the one above, so that nothing is imported twice:
   collected run process: a restart costs milliseconds, not a torch import and a collection.
 
 CUDA: forking after CUDA is initialised is unsafe, and collection already touches CUDA where a GPU
-exists (``torch.cuda.is_available()``). So the attempt fork is used only for CPU runs (which also
-ask CUDA's availability through NVML, which is fork-safe: ``PYTORCH_NVML_BASED_CUDA_CHECK``). A run
-with ``--device=cuda`` / ``all`` runs its tests in the run process itself: each of its attempts is a
-fresh run process forked from the zygote, and CUDA is initialised there, never in the zygote.
+exists (``torch.cuda.is_available()``). So the attempt fork is used only for CPU runs, and every
+process here asks CUDA's availability through NVML, which is fork-safe
+(``PYTORCH_NVML_BASED_CUDA_CHECK``). A run with ``--device=cuda`` / ``all`` runs its tests in the
+run process itself: each of its attempts is a fresh run process forked from the zygote, and CUDA
+is initialised there, never in the zygote. (Not exercised on a GPU yet: no GPU where this was written.)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import sys
 
 import pytest
 
+# A module that does not import is left out (numpy is optional for torch).
 PRELOAD = ["torch", "torch._dynamo", "torch.onnx", "numpy", "pytest", "hypothesis", "pytest_timeout", "conformance.run.worker"]
 _context = None
 
@@ -39,6 +41,9 @@ def zygote():
     """The fork-server context (started at its first use, ended when this process exits)."""
     global _context
     if _context is None:
+        # torch.cuda.is_available() then asks NVML, which is fork-safe, instead of initialising the CUDA
+        # driver (which a fork cannot inherit): in the zygote, should a preloaded module ask, and in CPU runs.
+        os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(PRELOAD)
     return _context
@@ -61,8 +66,6 @@ def serve(pytest_args: list[str], output: str, conn, fork_attempts: bool) -> Non
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
-    if fork_attempts:
-        os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"  # is_available() without initialising CUDA
     import pytest
 
     code = pytest.main(pytest_args, plugins=[AttemptServer(conn, fork_attempts)])
