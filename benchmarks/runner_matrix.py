@@ -54,7 +54,7 @@ def run_matrix(name: str, out: Path) -> dict:
     runs = {}
     for path in sorted(out.glob("*.json")):
         results = read_results(path)
-        runs[path.stem] = {"counts": dict(Counter(r.outcome for r in results.records if r.variant)),
+        runs[path.stem] = {"counts": dict(Counter(r.verdict for r in results.records)),
                            "attempts": results.header["supervisor"]["attempts"],
                            "seconds": results.header["supervisor"]["seconds"]}
     html = page.read_text(encoding="utf-8")
