@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conformance.results import read_results
-from fixtures.distributed import RankError, RankFailure, RankPool
+from fixtures.distributed import RankError, RankFailure, RankPool, _in_step
 from tests.broken.refuses_process_groups import REFUSAL
 
 
@@ -77,3 +77,10 @@ def test_an_implementation_that_does_not_claim_distributed_reads_unsupported_wit
     records = read_results(results).records
     assert [r.outcome for r in records] == ["unsupported"]
     assert REFUSAL in records[0].message
+
+
+def test_a_pool_is_kept_only_after_ranks_that_ended_alike():
+    same = [RankError(r, "RuntimeError", "ready twice", "") for r in (0, 1)]
+    assert _in_step(["a", "b"]) and _in_step(same)
+    assert not _in_step(["a", same[1]])
+    assert not _in_step([same[0], RankError(1, "RuntimeError", "timed out", "")])
