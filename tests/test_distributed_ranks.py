@@ -8,7 +8,8 @@ import time
 import pytest
 
 from conformance.results import read_results
-from fixtures.distributed import RankError, RankFailure, RankPool, _in_step
+from fixtures import distributed
+from fixtures.distributed import RankError, RankFailure, RankPool, _in_step, unavailable_reason
 from tests.broken.refuses_process_groups import REFUSAL
 
 
@@ -84,3 +85,11 @@ def test_a_pool_is_kept_only_after_ranks_that_ended_alike():
     assert _in_step(["a", "b"]) and _in_step(same)
     assert not _in_step(["a", same[1]])
     assert not _in_step([same[0], RankError(1, "RuntimeError", "timed out", "")])
+
+
+def test_cuda_ranks_need_one_gpu_each_else_the_reason_says_so(monkeypatch):
+    monkeypatch.setattr(distributed.dist, "is_nccl_available", lambda: True)
+    monkeypatch.setattr(distributed.torch.cuda, "device_count", lambda: 1)
+    assert unavailable_reason("cuda") == "NCCL runs one GPU per rank: 2 ranks need 2 GPUs, 1 here"
+    monkeypatch.setattr(distributed.torch.cuda, "device_count", lambda: 2)
+    assert unavailable_reason("cuda") is None
