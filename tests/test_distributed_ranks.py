@@ -8,7 +8,8 @@ import time
 import pytest
 
 from conformance.results import read_results
-from fixtures.distributed import RankError, RankFailure, RankPool
+from fixtures import distributed
+from fixtures.distributed import RankError, RankFailure, RankPool, _in_step, unavailable_reason
 from tests.broken.refuses_process_groups import REFUSAL
 
 
@@ -77,3 +78,18 @@ def test_an_implementation_that_does_not_claim_distributed_reads_unsupported_wit
     records = read_results(results).records
     assert [r.outcome for r in records] == ["unsupported"]
     assert REFUSAL in records[0].message
+
+
+def test_a_pool_is_kept_only_after_ranks_that_ended_alike():
+    same = [RankError(r, "RuntimeError", "ready twice", "") for r in (0, 1)]
+    assert _in_step(["a", "b"]) and _in_step(same)
+    assert not _in_step(["a", same[1]])
+    assert not _in_step([same[0], RankError(1, "RuntimeError", "timed out", "")])
+
+
+def test_cuda_ranks_need_one_gpu_each_else_the_reason_says_so(monkeypatch):
+    monkeypatch.setattr(distributed.dist, "is_nccl_available", lambda: True)
+    monkeypatch.setattr(distributed.torch.cuda, "device_count", lambda: 1)
+    assert unavailable_reason("cuda") == "NCCL runs one GPU per rank: 2 ranks need 2 GPUs, 1 here"
+    monkeypatch.setattr(distributed.torch.cuda, "device_count", lambda: 2)
+    assert unavailable_reason("cuda") is None

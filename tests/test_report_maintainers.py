@@ -8,6 +8,7 @@ from conformance.report.model import Column
 from conformance.report.repro import repro_command, source_location
 from conformance.report.summary import area_summary
 from conformance.results import Record, Results
+from tests.test_report import record
 
 AREAS = {"api": "General API", "rng": "RNG", "empty": "No tests"}
 BOTH = ("reentrant", "non_reentrant")
@@ -21,7 +22,7 @@ CLAUSES = {
 
 def results(impl, *records):
     return Results(header={"implementation": impl, "device": "cpu"},
-                   records=[Record(f"conformance/suite/test_x.py::test_{c.replace('.', '_')}[{v}]", [c], v, "cpu", o, m)
+                   records=[record(f"conformance/suite/test_x.py::test_{c.replace('.', '_')}[{v}]", c, v, o, m)
                             for c, v, o, m in records])
 
 

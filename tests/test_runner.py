@@ -276,9 +276,10 @@ def test_a_process_killing_implementation_gets_crash_cells_and_the_rest_of_its_m
     assert {c: r.status for c, r in reentrant.items()} == {
         "reqgrad.reentrant-warns": "crash", "reqgrad.reentrant-no-gradients": "crash"}
     assert "SIGKILL" in reentrant["reqgrad.reentrant-warns"].message
-    header = read_results(out / "tests.broken.kills_process-reentrant-cpu.json").header
-    # one attempt per crash: the second starts after the first crashed test and ends with the second
-    assert header["supervisor"]["attempts"] == 2 and header["torch"]
+    results = read_results(out / "tests.broken.kills_process-reentrant-cpu.json")
+    # one attempt per crash (each restart begins after the test that crashed), one more if tests were left
+    crashes = sum(r.status == "crash" for r in results.records)
+    assert crashes <= results.header["supervisor"]["attempts"] <= crashes + 1 and results.header["torch"]
     assert _records(out, "tests.broken.kills_process", "non_reentrant")["reqgrad.non-reentrant-gradients"].status == "pass"
 
 

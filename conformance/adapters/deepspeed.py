@@ -24,8 +24,9 @@ NAME = "deepspeed.checkpointing"
 
 CONFORMANCE_CAPABILITIES = {
     "variants": ["reentrant", "non_reentrant"],
-    # kwargs is a non-reentrant feature, and non_reentrant_checkpoint takes none.
-    "features": [],
+    # kwargs is a non-reentrant feature, and non_reentrant_checkpoint takes none. Both run under DDP
+    # and FSDP (the distributed area passes).
+    "features": ["distributed"],
     "devices": ["cpu", "cuda"],
 }
 

@@ -25,7 +25,9 @@ NAME = "fairscale.nn.checkpoint.checkpoint_wrapper"
 
 CONFORMANCE_CAPABILITIES = {
     "variants": ["reentrant"],
-    "features": [],  # no preserve_rng_state keyword, no sequential API, none of torch's newer keywords
+    # No preserve_rng_state keyword, no sequential API, none of torch's newer keywords; it runs under
+    # DDP and FSDP (the distributed area passes).
+    "features": ["distributed"],
     "devices": ["cpu", "cuda"],
 }
 

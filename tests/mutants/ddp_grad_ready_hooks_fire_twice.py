@@ -4,7 +4,7 @@ one process sees nothing wrong; but each parameter's gradient-accumulation hook 
 and DDP, which counts a parameter ready when its hook fires, is told twice."""
 
 from tests.mutants._reentrant_inner_backward import torch_backward, with_inner_backward
-from tests.mutants._torch_based import CheckpointError  # noqa: F401
+from tests.mutants._full_surface import *  # noqa: F401,F403  (the rest of torch's surface, unchanged)
 
 TARGET_CLAUSES = ["distributed.ddp-reentrant-once", "distributed.fsdp-checkpoint-wrapper"]
 BREAKS = "reentrant: the recompute's backward runs twice on half gradients, so gradient-ready hooks fire twice"

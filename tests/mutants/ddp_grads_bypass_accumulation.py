@@ -1,12 +1,13 @@
 """Reentrant: the recompute's gradients are computed with torch.autograd.grad and added to the leaves'
 .grad by hand, instead of flowing into them through autograd. .grad ends up right, so one process sees
 nothing wrong; but the parameters' gradient-accumulation hooks never fire, so DDP never learns that
-their gradients are ready and FSDP never reduces them: ranks keep their local gradients."""
+their gradients are ready and FSDP never reduces them: ranks keep their local gradients. (One process
+does notice it in one place: a reentrant checkpoint nested inside rejects the autograd.grad call.)"""
 
 import torch
 
 from tests.mutants._reentrant_inner_backward import torch_backward, with_inner_backward
-from tests.mutants._torch_based import CheckpointError  # noqa: F401
+from tests.mutants._full_surface import *  # noqa: F401,F403  (the rest of torch's surface, unchanged)
 
 # Silent under the cases DDP does not support for the reentrant variant too: no hook, so no error either.
 TARGET_CLAUSES = ["distributed.ddp-reentrant-once", "distributed.ddp-reentrant-unsupported",

@@ -6,7 +6,7 @@ checkpointed twice, or unused parameters, make DDP mark a parameter ready twice.
 import torch.distributed as dist
 
 from conformance.adapters._support import sequential_over
-from tests.mutants._torch_based import CheckpointError  # noqa: F401
+from tests.mutants._full_surface import *  # noqa: F401,F403  (the rest of torch's surface, unchanged)
 from tests.mutants._torch_based import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["distributed.ddp-non-reentrant"]

@@ -9,7 +9,7 @@ import torch.distributed as dist
 from conformance.adapters._support import sequential_over
 from tests.mutants._call_wrappers import on_calls
 from tests.mutants._rng_around import replaying
-from tests.mutants._torch_based import CheckpointError  # noqa: F401
+from tests.mutants._full_surface import *  # noqa: F401,F403  (the rest of torch's surface, unchanged)
 from tests.mutants._torch_based import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["distributed.rng-across-ranks"]
