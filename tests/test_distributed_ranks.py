@@ -76,7 +76,7 @@ def test_an_implementation_that_does_not_claim_distributed_reads_unsupported_wit
     pytest.main(["--impl=tests.broken.refuses_process_groups", f"--results={results}", "-q", "-p", "no:cacheprovider",
                  "--device=cpu", "--clause=distributed.ddp-reentrant-once", "conformance/suite/test_distributed.py"])
     records = read_results(results).records
-    assert [r.outcome for r in records] == ["unsupported"]
+    assert [r.verdict for r in records] == ["unsupported"]
     assert REFUSAL in records[0].message
 
 
