@@ -55,6 +55,13 @@ DIMENSIONS: dict[str, Dimension] = {
                            "how checkpoint_sequential's functions are handed over"),
     "entry point": Dimension("entry", ("checkpoint", "checkpoint_sequential"),
                              "the two entry points a sentence names"),
+    "DDP case": Dimension("ddp_case", ("once", "twice", "unused-inside", "unused-outside"),
+                          "the layer checkpointed once or twice, a parameter the forward never uses inside or "
+                          "outside the checkpointed layer", drawable=False),
+    "unsupported DDP case": Dimension("ddp_case", ("twice", "unused-inside", "unused-outside"),
+                                      "the cases DDP's docs call unsupported for the reentrant variant", drawable=False),
+    "FSDP API": Dimension("api", ("FullyShardedDataParallel", "fully_shard"), "both FSDP APIs of torch 2.13",
+                          drawable=False),
     "device": Dimension("device", ("cpu", "cuda"), "the devices the tensors live on (CUDA skips where absent)",
                         drawable=False),
 }
