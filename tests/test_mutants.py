@@ -17,6 +17,8 @@ UNMUTATED = {
     "rng.device-states": "needs a CUDA device to observe; its mutant runs where CUDA is present",
     "memory.peak-below-uncheckpointed": "measured with CUDA allocator statistics; saves_all_activations "
     "targets it where CUDA is present",
+    "modulestate.buffers-match": "torch and the reference both violate it (BatchNorm's running statistics "
+    "are updated again in the recompute), declared as strict expected deviations: their runs show it fails",
 }
 
 
@@ -41,12 +43,33 @@ def files_by_clause():
     return collector.files
 
 
+class _StopOnceFlagged:
+    """A pytest plugin object: ends a mutant's run once each target clause has a failing test, so
+    the long sweeps (test_sweep_*.py, run last) only run for mutants the hand-made tests miss."""
+
+    def __init__(self, clauses):
+        self.pending, self.session = set(clauses), None
+
+    def pytest_sessionstart(self, session):
+        self.session = session
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" and report.failed:
+            self.pending -= set(dict(report.user_properties).get("clauses", ()))
+            if not self.pending:
+                self.session.shouldstop = "every target clause is flagged"
+
+
+def _sweeps_last(path):
+    return ("test_sweep_" in path, path)
+
+
 def run_suite(tmp_path, impl, clauses, files):
     """Run the conformance suite in-process against impl, restricted to clauses; return its records."""
     results = tmp_path / "results.json"
     args = [f"--impl={impl}", f"--results={results}", "-q", "-p", "no:cacheprovider", "--timeout=120",
-            *sorted(files)] + [f"--clause={c}" for c in clauses]
-    pytest.main(args)
+            *sorted(files, key=_sweeps_last)] + [f"--clause={c}" for c in clauses]
+    pytest.main(args, plugins=[_StopOnceFlagged(clauses)])
     return read_results(results).records
 
 

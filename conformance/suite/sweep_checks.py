@@ -4,10 +4,26 @@ and failures that name the clause, the op or module, the sample and the variant.
 import contextlib
 
 import pytest
+import torch
 
 from fixtures import sweeps
 
 RNG_CLAUSES = ("rng.same-forward", "rng.same-gradients", "rng.stream-restored")
+
+@pytest.fixture(autouse=True)
+def uninitialized_memory_filled():
+    """Fill new tensors' uninitialized memory (with NaN) during sweep tests, so that an implementation
+    handing backward a buffer nobody wrote fails every time, not only when the allocator happens to
+    reuse memory holding the right values. torch does this under deterministic algorithms
+    (torch.utils.deterministic.fill_uninitialized_memory); warn_only keeps ops without a
+    deterministic kernel running."""
+    before = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+
 
 # test function -> which cases it takes, and the extra clauses a case adds to the test's own.
 _SELECT = {
@@ -93,7 +109,7 @@ def _plain(case, make_call, gradients):
 def runnable(case):
     """Skip a case whose sample could not be built, saying why."""
     if case.problem:
-        pytest.skip(f"sample cannot be built: {case.problem}")
+        pytest.skip(case.problem)
 
 
 def reentrant_limits(case, call, variant, expected):
