@@ -33,7 +33,7 @@ def _reason(message: str) -> str:
 def run_variant(impl, variant, profile, folder):
     results = Path(folder) / f"{variant}.json"
     command = [sys.executable, "-m", "pytest", *SWEEPS, f"--impl={impl}", f"--variant={variant}",
-               f"--hypothesis-profile={profile}", f"--results={results}", "-q", "-p", "no:cacheprovider",
+               f"--hypothesis-profile=conformance-{profile}", f"--results={results}", "-q", "-p", "no:cacheprovider",
                "-W", "ignore"]
     load = os.getloadavg()[0]
     start = time.perf_counter()
