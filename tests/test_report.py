@@ -191,3 +191,19 @@ def test_observed_clauses_count_as_torch_compatibility_not_conformance():
     observed = m.implementation_score("impl", "OBSERVED")
     assert (observed.conforming, observed.applicable) == (0, 1)
     assert "like torch on 0 of 1 undocumented behaviours" in render_page(m)
+
+
+def test_the_sweeps_view_lists_only_the_names_where_a_run_deviates():
+    def sweep(name, variant, verdict, kind="ops"):
+        return record(f"conformance/suite/test_sweep_{kind}.py::test_x[{name}-float64-sample0-{variant}]",
+                      "api.value", variant, verdict, "gradients differ")
+
+    run = Results(header={"implementation": "impl", "device": "cpu"}, records=[
+        sweep("nn.functional.rrelu", "non_reentrant", "expected_deviation"), sweep("nn.functional.rrelu", "reentrant", "pass"),
+        sweep("add", "reentrant", "pass"), sweep("add", "non_reentrant", "skip"),
+        sweep("nn.BatchNorm1d", "reentrant", "fail", kind="modules")])
+    m = build([("r.json", run)], clauses=CLAUSES, areas=AREAS)
+    page = render_page(m)
+    assert "2 ops and 1 modules swept, 2 deviate" in page
+    assert 'data-swept="nn.functional.rrelu"' in page and 'data-swept="nn.BatchNorm1d"' in page
+    assert 'data-swept="add"' not in page

@@ -14,6 +14,7 @@ from conformance.report.diff import Diff
 from conformance.report.model import NA, Cell, Column, Matrix
 from conformance.report.repro import repro_command, source_location
 from conformance.report.summary import area_summary
+from conformance.report.sweeps import sweep_view
 from conformance.vocabulary import SEVERITY, VERDICTS
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -41,6 +42,7 @@ def render_page(matrix: Matrix, diff: Diff | None = None, *, title: str = "Activ
         title=title,
         matrix=matrix,
         area_summary=area_summary(matrix),
+        sweeps=sweep_view(matrix),
         diff=diff,
         baseline_sources=list(baseline_sources),
         environment=_environment_table(matrix),
