@@ -20,7 +20,7 @@ def run(tmp_path, impl, breakage_impl):
 
 
 def test_a_breakage_covers_every_failure_of_its_row(tmp_path):
-    status, records = run(tmp_path, "tests.mutants.leaks_saved_tensor_hooks", "tests.mutants.leaks_saved_tensor_hooks")
+    status, records = run(tmp_path, "tests.mutants.exceptions.leaks_saved_tensor_hooks", "tests.mutants.exceptions.leaks_saved_tensor_hooks")
     outcomes = {r.outcome for r in records}
     assert "expected_deviation" in outcomes and "fail" not in outcomes, outcomes
     assert status == 0
@@ -33,7 +33,7 @@ def test_a_breakage_whose_row_passes_is_stale(tmp_path):
 
 
 def test_another_row_is_not_covered(tmp_path):
-    status, records = run(tmp_path, "tests.mutants.leaks_saved_tensor_hooks", "some_other_impl")
+    status, records = run(tmp_path, "tests.mutants.exceptions.leaks_saved_tensor_hooks", "some_other_impl")
     assert "fail" in {r.outcome for r in records}
 
 

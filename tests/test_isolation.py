@@ -7,7 +7,7 @@ import torch
 from conformance import isolation
 from conformance.results import read_results
 
-LEAKER = "tests.mutants.leaks_saved_tensor_hooks"
+LEAKER = "tests.mutants.exceptions.leaks_saved_tensor_hooks"
 # test_exceptions.py's failing forwards leak first; the gradient and output tests after them each run
 # a backward that the leaked hooks would break.
 FILES = ["conformance/suite/test_exceptions.py", "conformance/suite/test_gradmode.py", "conformance/suite/test_outputs.py"]

@@ -1,0 +1,1 @@
+"""Helpers the mutants are built from (not mutants themselves)."""

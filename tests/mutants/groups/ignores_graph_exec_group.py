@@ -1,0 +1,12 @@
+"""GraphExecGroup is a no-op context manager, also for the non-reentrant variant."""
+
+import contextlib
+
+from tests.mutants._support.base import *  # noqa: F403
+
+TARGET_CLAUSES = ["groups.recompute-at-most-once"]
+BREAKS = "every backward under one GraphExecGroup recomputes the region again"
+
+
+def GraphExecGroup():
+    return contextlib.nullcontext()

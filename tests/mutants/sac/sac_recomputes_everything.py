@@ -1,0 +1,12 @@
+"""Selective checkpointing that ignores its policy: every op is recomputed, as in plain checkpointing."""
+
+import contextlib
+
+from tests.mutants._support.base import *  # noqa: F403
+
+TARGET_CLAUSES = ["sac.save-not-recomputed"]
+BREAKS = "ops whose policy is MUST_SAVE/PREFER_SAVE are recomputed in backward anyway"
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    return contextlib.nullcontext(), contextlib.nullcontext()
