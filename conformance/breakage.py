@@ -29,7 +29,7 @@ def _breakage_of(item):
     if COVERING not in config.stash:
         path = Path(config.getoption("expectations"))
         config.stash[COVERING] = {b: [0, 0] for b in expectations.load_breakages(path)}
-    impl, variant = implementation(config).name, item_param(item, "variant")
+    impl, variant = implementation(config).id, item_param(item, "variant")
     clauses = dict(item.user_properties).get("clauses", ())  # as charged now (isolation may have changed them)
     for breakage in config.stash[COVERING]:
         if breakage.covers(impl=impl, variant=variant, torch_release=release_of(torch.__version__), clauses=clauses):
@@ -51,7 +51,7 @@ def pytest_runtest_makereport(item, call):
         counts[1] += 1
         report.outcome = "skipped"
         report.wasxfail = f"known breakage: {breakage.reason}"
-        report.user_properties.append(("expected", "expected_deviation"))
+        report.user_properties.append(("expected", {"kind": "deviation", "reason": f"known breakage: {breakage.reason}"}))
     return report
 
 

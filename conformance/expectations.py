@@ -69,25 +69,6 @@ def expected_for(*, impl: str, capabilities: Capabilities, clause_ids, variant: 
     return None
 
 
-def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Clause] | None = None) -> Results:
-    """The same results judged against other expectations: statuses stay, ``expected`` is recomputed.
-
-    The capabilities are those the run recorded in its header; a header without them (schema 1)
-    keeps each record's own "unsupported" expectation and is judged again for deviations only."""
-    clauses = load_clauses() if clauses is None else clauses
-    header = results.header
-    impl = canonical_id(str(header.get("implementation", "")))
-    recorded = header.get("capabilities")
-    capabilities = Capabilities.from_json(recorded) if isinstance(recorded, dict) else None
-    records = []
-    for record in results.records:
-        expected = expected_for(impl=impl, capabilities=capabilities or Capabilities(), clause_ids=record.clauses,
-                                variant=record.variant, device=record.device, nodeid=record.nodeid,
-                                deviations=deviations, clauses=clauses)
-        if capabilities is None and expected is None and record.expected and record.expected.kind == "unsupported":
-            expected = record.expected
-        records.append(replace(record, expected=expected))
-    return Results(header=header, records=records)
 @dataclass(frozen=True)
 class Breakage:
     """Row-level known breakage: one root cause that explains every failing test of a row (an
@@ -108,7 +89,8 @@ class Breakage:
 def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
     with open(path, "rb") as f:
         entries = tomllib.load(f).get("breakage", [])
-    breakages = [Breakage(**{**entry, "clauses": tuple(entry.get("clauses", ()))}) for entry in entries]
+    breakages = [Breakage(**{**entry, "impl": canonical_id(entry["impl"]), "clauses": tuple(entry.get("clauses", ()))})
+                 for entry in entries]
     known = load_clauses()
     for breakage in breakages:
         if not breakage.reason.strip():
@@ -116,3 +98,32 @@ def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
         if not set(breakage.clauses) <= set(known):
             raise ValueError(f"{path}: breakage of {breakage.impl} names unknown clauses {breakage.clauses}")
     return breakages
+
+
+def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Clause] | None = None,
+            breakages: list[Breakage] = ()) -> Results:
+    """The same results judged against other expectations: statuses stay, ``expected`` is recomputed
+    (a failing test of a row with a declared breakage is expected to fail, as in the run).
+
+    The capabilities are those the run recorded in its header; a header without them (schema 1)
+    keeps each record's own "unsupported" expectation and is judged again for deviations only."""
+    clauses = load_clauses() if clauses is None else clauses
+    header = results.header
+    impl = canonical_id(str(header.get("implementation", "")))
+    recorded = header.get("capabilities")
+    capabilities = Capabilities.from_json(recorded) if isinstance(recorded, dict) else None
+    records = []
+    for record in results.records:
+        expected = expected_for(impl=impl, capabilities=capabilities or Capabilities(), clause_ids=record.clauses,
+                                variant=record.variant, device=record.device, nodeid=record.nodeid,
+                                deviations=deviations, clauses=clauses)
+        if capabilities is None and expected is None and record.expected and record.expected.kind == "unsupported":
+            expected = record.expected
+        if expected is None and record.status == "fail":
+            release = ".".join(str(header.get("torch", "")).split("+")[0].split(".")[:2])
+            breakage = next((b for b in breakages if b.covers(impl=impl, variant=record.variant, torch_release=release,
+                                                              clauses=record.clauses)), None)
+            if breakage is not None:
+                expected = Expected("deviation", f"known breakage: {breakage.reason}")
+        records.append(replace(record, expected=expected))
+    return Results(header=header, records=records)

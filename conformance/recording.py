@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 import conformance
-from conformance.results import Record, Results, write_results
+from conformance.results import Expected, Record, Results, write_results
 
 MESSAGE_LIMIT = 4000
 STRICT_XPASS = "[XPASS(strict)]"  # pytest's longrepr for a strict xfail test that passed
@@ -92,6 +92,8 @@ class Recorder:
                 props.get("expected"), message)
         elif report.when == "call" or status == "error" and record.status == "pass":
             record.status, record.message = status, message
+        if report.when == "call" and props.get("expected"):  # a known breakage is applied to the call's report
+            record.expected = Expected(**props["expected"])
         record.duration += report.duration
         if report.when == "teardown":
             self._emit({"event": "record", **_as_json(record)})

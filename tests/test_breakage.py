@@ -21,20 +21,20 @@ def run(tmp_path, impl, breakage_impl):
 
 def test_a_breakage_covers_every_failure_of_its_row(tmp_path):
     status, records = run(tmp_path, "tests.mutants.exceptions.leaks_saved_tensor_hooks", "tests.mutants.exceptions.leaks_saved_tensor_hooks")
-    outcomes = {r.outcome for r in records}
+    outcomes = {r.verdict for r in records}
     assert "expected_deviation" in outcomes and "fail" not in outcomes, outcomes
     assert status == 0
 
 
 def test_a_breakage_whose_row_passes_is_stale(tmp_path):
     status, records = run(tmp_path, "torch.utils.checkpoint", "torch.utils.checkpoint")
-    assert {r.outcome for r in records} <= {"pass", "skip"}
+    assert {r.verdict for r in records} <= {"pass", "skip"}
     assert status != 0, "a breakage none of whose tests failed did not fail the run"
 
 
 def test_another_row_is_not_covered(tmp_path):
     status, records = run(tmp_path, "tests.mutants.exceptions.leaks_saved_tensor_hooks", "some_other_impl")
-    assert "fail" in {r.outcome for r in records}
+    assert "fail" in {r.verdict for r in records}
 
 
 def test_breakages_need_a_reason(tmp_path):

@@ -18,8 +18,8 @@ def test_a_leak_fails_the_leaking_tests_only(tmp_path):
     pytest.main([f"--impl={LEAKER}", "--variant=non_reentrant", f"--results={results}", "-q", "-p", "no:cacheprovider",
                  *FILES])
     records = read_results(results).records
-    failed = [r for r in records if r.outcome == "fail"]
-    passed = [r for r in records if r.outcome == "pass"]
+    failed = [r for r in records if r.verdict == "fail"]
+    passed = [r for r in records if r.verdict == "pass"]
     assert failed, "the leaking mutant was not flagged"
     assert all(r.clauses == [isolation.LEFTOVER_CLAUSE] for r in failed), \
         [(r.nodeid, r.clauses) for r in failed if r.clauses != [isolation.LEFTOVER_CLAUSE]]

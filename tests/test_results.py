@@ -105,3 +105,19 @@ def test_an_unknown_schema_is_a_one_line_error_naming_it(tmp_path):
                             cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "schema 9" in result.stderr
+
+
+def test_rejudging_applies_row_level_breakage_to_failures_only(tmp_path):
+    from conformance.expectations import load_breakages
+
+    path = _expectations(tmp_path, """
+        [[breakage]]
+        impl = "conformance.adapters.mypkg"
+        reason = "ROW-CAUSE"
+    """)
+    results = _results("mypkg", [
+        Record("t.py::test_a[reentrant]", ["api.forward-value"], "reentrant", "cpu", "fail", None, "boom"),
+        Record("t.py::test_b[reentrant]", ["api.same-gradients"], "reentrant", "cpu", "pass")])
+    judged = rejudge(results, [], breakages=load_breakages(path))
+    assert [r.verdict for r in judged.records] == ["expected_deviation", "pass"]
+    assert "ROW-CAUSE" in judged.records[0].expected.reason

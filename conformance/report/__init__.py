@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.expectations import load_deviations, rejudge
+from conformance.expectations import load_breakages, load_deviations, rejudge
 from conformance.report.diff import compare
 from conformance.report.model import build
 from conformance.report.render import render_page
@@ -25,8 +25,8 @@ def write_report(paths, output, *, baseline=(), title: str = "Activation checkpo
     re-running: what happened stays, what was expected is recomputed."""
     loaded = _load(paths)
     if expectations is not None:
-        deviations = load_deviations(Path(expectations))
-        loaded = [(source, rejudge(results, deviations)) for source, results in loaded]
+        deviations, breakages = load_deviations(Path(expectations)), load_breakages(Path(expectations))
+        loaded = [(source, rejudge(results, deviations, breakages=breakages)) for source, results in loaded]
     matrix = build(loaded)
     diff = compare(build(_load(baseline)), matrix) if baseline else None
     html = render_page(matrix, diff, title=title, baseline_sources=[Path(p).name for p in baseline])
