@@ -4,7 +4,7 @@ import contextlib
 
 import torch.utils.checkpoint as _torch
 
-from tests.mutants import caches_recompute
+from tests.mutants.recompute import caches_recompute
 from tests.mutants._support.base import *  # noqa: F403
 
 TARGET_CLAUSES = ["groups.reentrant-noop"]
