@@ -8,8 +8,8 @@ import time
 import pytest
 
 from conformance.results import read_results
-from fixtures import distributed
-from fixtures.distributed import RankError, RankFailure, RankPool, _in_step, unavailable_reason
+from conformance.fixtures import distributed
+from conformance.fixtures.distributed import RankError, RankFailure, RankPool, _in_step, unavailable_reason
 from tests.broken.refuses_process_groups import REFUSAL
 
 

@@ -73,3 +73,15 @@ def test_the_installed_suite_runs_from_anywhere_when_asked_for(tmp_path):
         env=_environment(tmp_path), cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert " passed" in result.stdout
+
+
+def test_the_distribution_claims_no_top_level_fixtures_package():
+    """`fixtures` is a popular PyPI package: the harness ships its fixtures as conformance.fixtures."""
+    try:
+        files = metadata.distribution("checkpoint-conformance").files or []
+    except metadata.PackageNotFoundError:
+        import pytest
+
+        pytest.skip("the harness is not installed in this environment (tox -e selftest installs it)")
+    top_level = {f.parts[0] for f in files if f.suffix == ".py"}
+    assert "fixtures" not in top_level and "conformance" in top_level, sorted(top_level)

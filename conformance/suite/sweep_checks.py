@@ -6,7 +6,7 @@ import contextlib
 import pytest
 import torch
 
-from fixtures import sweeps
+from conformance.fixtures import sweeps
 
 RNG_CLAUSES = ("rng.same-forward", "rng.same-gradients", "rng.stream-restored")
 

@@ -9,9 +9,9 @@ from conformance.assertions import (
     grads_of,
     parameter_grads,
 )
-from fixtures.functions import STRUCTURES, TOP_LEVEL_STRUCTURES, mul_add, sin_exp, two_outputs, weighted_loss
-from fixtures.inputs import ALIASINGS, DTYPES, OPTIONS, aliased, leaf, options_for, twin_leaves
-from fixtures.models import mlp, twins
+from conformance.fixtures.functions import STRUCTURES, TOP_LEVEL_STRUCTURES, mul_add, sin_exp, two_outputs, weighted_loss
+from conformance.fixtures.inputs import ALIASINGS, DTYPES, OPTIONS, aliased, leaf, options_for, twin_leaves
+from conformance.fixtures.models import mlp, twins
 
 
 def _closes_over(weight):

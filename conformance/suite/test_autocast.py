@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_forward, assert_same_gradients, parameter_grads
-from fixtures.inputs import twin_leaves
-from fixtures.models import mlp, twins
+from conformance.fixtures.inputs import twin_leaves
+from conformance.fixtures.models import mlp, twins
 
 AUTOCAST_DTYPE = torch.bfloat16
 

@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_forward, assert_same_gradients, assert_same_output
-from fixtures.functions import STRUCTURES, Counted, sin_exp, tensors_in
-from fixtures.inputs import leaf, twin_leaves
+from conformance.fixtures.functions import STRUCTURES, Counted, sin_exp, tensors_in
+from conformance.fixtures.inputs import leaf, twin_leaves
 
 
 def assert_plain_forward(ckpt, grad_off):

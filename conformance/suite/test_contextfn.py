@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from conformance.assertions import INVALID_ARGUMENT, assert_raises, assert_rejected, assert_same_gradients, backward_of_sum
-from fixtures.functions import sin_exp
-from fixtures.inputs import leaf, twin_leaves
-from fixtures.probes import RecordingContext
+from conformance.fixtures.functions import sin_exp
+from conformance.fixtures.inputs import leaf, twin_leaves
+from conformance.fixtures.probes import RecordingContext
 
 
 @pytest.mark.clause("contextfn.forward-and-recompute")

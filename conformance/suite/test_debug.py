@@ -12,8 +12,8 @@ import re
 import pytest
 
 from conformance.assertions import INVALID_ARGUMENT, assert_rejected, backward_of_sum
-from fixtures.functions import TracedChange
-from fixtures.inputs import leaf
+from conformance.fixtures.functions import TracedChange
+from conformance.fixtures.inputs import leaf
 
 
 @pytest.fixture(autouse=True)

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from conformance.assertions import AUTOGRAD_ERROR, assert_raises, assert_same_forward, assert_same_gradients
-from fixtures.inputs import twin_leaves
-from fixtures.models import mlp
+from conformance.fixtures.inputs import twin_leaves
+from conformance.fixtures.models import mlp
 
 
 def detached_output(x):

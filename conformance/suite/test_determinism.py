@@ -7,8 +7,8 @@ docs' "due to a global variable"): the recompute then saves a tensor of another 
 import pytest
 
 from conformance.assertions import INVALID_ARGUMENT, assert_raises, assert_rejected, backward_of_sum
-from fixtures.functions import ChangesBetweenPasses, ChangesSaveCount
-from fixtures.inputs import OPTIONS, leaf, options_for
+from conformance.fixtures.functions import ChangesBetweenPasses, ChangesSaveCount
+from conformance.fixtures.inputs import OPTIONS, leaf, options_for
 
 
 def after_change(ckpt, change, **kwargs):

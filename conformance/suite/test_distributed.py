@@ -10,8 +10,8 @@ test (TIMEOUT, or the crash with the ranks' output), and the next test starts fr
 import pytest
 
 from conformance.assertions import assert_same_gradients
-from fixtures import data_parallel
-from fixtures.distributed import RankError, Ranks, unavailable_reason
+from conformance.fixtures import data_parallel
+from conformance.fixtures.distributed import RankError, Ranks, unavailable_reason
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ the recompute stops early, twice when the recompute runs the whole function.
 import pytest
 
 from conformance.assertions import assert_same_gradients
-from fixtures.functions import AfterLastSave, SavesNothing
-from fixtures.inputs import OPTIONS, options_for, twin_leaves
+from conformance.fixtures.functions import AfterLastSave, SavesNothing
+from conformance.fixtures.inputs import OPTIONS, options_for, twin_leaves
 
 FORWARD_ONLY, WHOLE_RECOMPUTE = 1, 2
 

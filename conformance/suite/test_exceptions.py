@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_gradients
-from fixtures.functions import sin_exp
-from fixtures.inputs import leaf, twin_leaves
+from conformance.fixtures.functions import sin_exp
+from conformance.fixtures.inputs import leaf, twin_leaves
 
 
 class RegionError(Exception):

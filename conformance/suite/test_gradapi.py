@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from conformance.assertions import AUTOGRAD_ERROR, assert_no_gradients, assert_raises, assert_same_gradients
-from fixtures.inputs import twin_leaves
-from fixtures.models import mlp, twins
+from conformance.fixtures.inputs import twin_leaves
+from conformance.fixtures.models import mlp, twins
 
 
 def _setup():

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_forward, assert_same_gradients
-from fixtures.inputs import twin_leaves
+from conformance.fixtures.inputs import twin_leaves
 
 
 def grad_mode_recorder(modes):

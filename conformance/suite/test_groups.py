@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_gradients
-from fixtures.functions import Counted
-from fixtures.inputs import twin_leaves
+from conformance.fixtures.functions import Counted
+from conformance.fixtures.inputs import twin_leaves
 
 
 def two_disjoint_outputs(x, y):

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_gradients
-from fixtures.inputs import ALIASINGS, aliased, leaf
+from conformance.fixtures.inputs import ALIASINGS, aliased, leaf
 
 
 def snapshot(t):

@@ -5,7 +5,7 @@ import contextlib
 import pytest
 
 from conformance.assertions import INVALID_ARGUMENT, assert_rejected, assert_same_forward, assert_same_gradients, backward_of_sum
-from fixtures.inputs import twin_leaves
+from conformance.fixtures.inputs import twin_leaves
 
 
 def scaled_shift(x, *, scale=1.0, shift=None):

@@ -13,9 +13,9 @@ import torch
 from torch import nn
 
 from conformance.assertions import assert_same_gradients
-from fixtures.inputs import ALIASINGS, aliased, leaf, twin_leaves
-from fixtures.models import seeded, twins
-from fixtures.probes import packed_tensors, shares_storage
+from conformance.fixtures.inputs import ALIASINGS, aliased, leaf, twin_leaves
+from conformance.fixtures.models import seeded, twins
+from conformance.fixtures.probes import packed_tensors, shares_storage
 
 
 def sin_chain(x, y, keep=None):

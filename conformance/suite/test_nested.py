@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_gradients
-from fixtures.functions import NESTINGS, nest, of_nested
-from fixtures.inputs import twin_leaves
+from conformance.fixtures.functions import NESTINGS, nest, of_nested
+from conformance.fixtures.inputs import twin_leaves
 
 KINDS = list(NESTINGS)
 

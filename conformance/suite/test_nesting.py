@@ -9,8 +9,8 @@ import pytest
 from conformance.assertions import assert_same_forward, assert_same_gradients, parameter_grads
 from conformance.binding import Checkpointer
 from conformance.registry import VARIANTS
-from fixtures.inputs import twin_leaves
-from fixtures.models import mlp, twins
+from conformance.fixtures.inputs import twin_leaves
+from conformance.fixtures.models import mlp, twins
 
 # A reentrant outer forward runs under no_grad, so an inner reentrant checkpoint called there warns that
 # no input requires grad (clause reqgrad.reentrant-warns); that warning is expected and not this area's.

@@ -3,7 +3,7 @@
 import pytest
 
 from conformance.assertions import assert_same_forward, assert_same_gradients
-from fixtures.inputs import twin_leaves
+from conformance.fixtures.inputs import twin_leaves
 
 
 def offset(t):

@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_forward, assert_same_gradients
-from fixtures.functions import two_outputs
-from fixtures.inputs import leaf, twin_leaves
+from conformance.fixtures.functions import two_outputs
+from conformance.fixtures.inputs import leaf, twin_leaves
 
 
 def three_outputs(x, y):

@@ -35,10 +35,10 @@ from conformance.assertions import (
     assert_same_output,
 )
 from conformance.binding import Checkpointer, load_implementation
-from fixtures import strategies
-from fixtures.functions import tensors_in
-from fixtures.inputs import options_for
-from fixtures.strategies import Case, Region, SequentialCase, loss_of, seeded_tensor
+from conformance.fixtures import strategies
+from conformance.fixtures.functions import tensors_in
+from conformance.fixtures.inputs import options_for
+from conformance.fixtures.strategies import Case, Region, SequentialCase, loss_of, seeded_tensor
 
 NEXT_DRAW = 5  # numbers drawn after backward to compare the RNG streams
 

@@ -7,9 +7,9 @@ has something to recompute: a recount of zero means the activations were kept, t
 import pytest
 
 from conformance.assertions import assert_same_gradients, parameter_grads
-from fixtures.functions import Counted, sin_exp
-from fixtures.inputs import twin_leaves
-from fixtures.models import counted_stack
+from conformance.fixtures.functions import Counted, sin_exp
+from conformance.fixtures.inputs import twin_leaves
+from conformance.fixtures.models import counted_stack
 
 
 def assert_calls(counted, expected, when):

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from conformance.assertions import assert_no_gradients, assert_same_gradients, assert_warns, parameter_grads
-from fixtures.inputs import leaf
-from fixtures.models import mlp, twins
+from conformance.fixtures.inputs import leaf
+from conformance.fixtures.models import mlp, twins
 
 
 @pytest.mark.clause("reqgrad.reentrant-warns")

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_gradients, parameter_grads
-from fixtures.functions import dropout_chain
-from fixtures.inputs import twin_leaves
-from fixtures.models import mlp, twins
+from conformance.fixtures.functions import dropout_chain
+from conformance.fixtures.inputs import twin_leaves
+from conformance.fixtures.models import mlp, twins
 
 BACKWARDS = 3
 

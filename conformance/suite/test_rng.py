@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 
 from conformance.assertions import assert_rng_stream_unchanged, assert_same_forward, assert_same_gradients
-from fixtures.inputs import OPTIONS, leaf, options_for, twin_leaves
-from fixtures.models import mlp, twins
+from conformance.fixtures.inputs import OPTIONS, leaf, options_for, twin_leaves
+from conformance.fixtures.models import mlp, twins
 
 SEED = 1234
 P = 0.5  # dropout probability: a wrong mask changes about half the activations

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_forward, assert_same_gradients
-from fixtures.inputs import leaf, twin_leaves
-from fixtures.probes import OpCounter
+from conformance.fixtures.inputs import leaf, twin_leaves
+from conformance.fixtures.probes import OpCounter
 
 aten = torch.ops.aten
 

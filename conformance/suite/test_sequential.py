@@ -6,9 +6,9 @@ from torch import nn
 
 from conformance.assertions import assert_raises, assert_same_forward, assert_same_gradients, parameter_grads
 from conformance.dimensions import SEQUENTIAL_FUNCTIONS
-from fixtures.functions import weighted_loss
-from fixtures.inputs import OPTIONS, leaf, twin_leaves
-from fixtures.models import counted_stack, mlp, twins
+from conformance.fixtures.functions import weighted_loss
+from conformance.fixtures.inputs import OPTIONS, leaf, twin_leaves
+from conformance.fixtures.models import counted_stack, mlp, twins
 
 # The ways to hand over the same six functions (Linear, Tanh) x 3: name -> container of a model's children.
 CONTAINERS = {

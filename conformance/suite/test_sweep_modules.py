@@ -13,8 +13,8 @@ import torch
 
 from conformance.suite.sweep_checks import (  # noqa: F401  (uninitialized_memory_filled: an autouse fixture)
     uninitialized_memory_filled, checked, params, plain, reentrant_limits, runnable)
-from fixtures import sweeps
-from fixtures.sweeps import backward, forward, module_call, same_values
+from conformance.fixtures import sweeps
+from conformance.fixtures.sweeps import backward, forward, module_call, same_values
 
 # The ops' and modules' own warnings (deprecations, beta features) are no part of what is checked here.
 pytestmark = pytest.mark.filterwarnings("ignore")

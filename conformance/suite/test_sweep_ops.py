@@ -14,8 +14,8 @@ per-test overrides only ever loosen them, and a faithful recompute runs the same
 import pytest
 import torch
 
-from fixtures import sweeps
-from fixtures.sweeps import backward, forward, op_call, same_values
+from conformance.fixtures import sweeps
+from conformance.fixtures.sweeps import backward, forward, op_call, same_values
 from conformance.suite.sweep_checks import (  # noqa: F401  (uninitialized_memory_filled: an autouse fixture)
     uninitialized_memory_filled, checked, params, plain, reentrant_limits, runnable)
 

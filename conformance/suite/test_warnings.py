@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_forward, assert_same_gradients
-from fixtures.functions import sin_exp
-from fixtures.inputs import leaf
-from fixtures.models import seeded
+from conformance.fixtures.functions import sin_exp
+from conformance.fixtures.inputs import leaf
+from conformance.fixtures.models import seeded
 
 
 def use_reentrant_notices(call):
