@@ -18,14 +18,7 @@ from conformance.adapters._support import (
     require,
     sequential_over,
 )
-from torch.utils.checkpoint import (  # noqa: F401  (torch's global switches and SAC apply to the wrapper too)
-    CheckpointError,
-    CheckpointPolicy,
-    GraphExecGroup,
-    create_selective_checkpoint_contexts,
-    set_checkpoint_debug_enabled,
-    set_checkpoint_early_stop,
-)
+from conformance.adapters._torch_surface import *  # noqa: F403  (torch's global switches and helpers apply here too)
 
 __version__ = distribution_version("torch")
 NAME = "torch checkpoint_wrapper"

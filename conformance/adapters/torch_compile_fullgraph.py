@@ -7,14 +7,7 @@ test that passes in ``torch_compile`` but fails here did not run compiled there,
 from __future__ import annotations
 
 from conformance.adapters._compiled import CONFORMANCE_CAPABILITIES, __version__, compiled  # noqa: F401
-from torch.utils.checkpoint import (  # noqa: F401
-    CheckpointError,
-    CheckpointPolicy,
-    GraphExecGroup,
-    create_selective_checkpoint_contexts,
-    set_checkpoint_debug_enabled,
-    set_checkpoint_early_stop,
-)
+from conformance.adapters._torch_surface import *  # noqa: F403  (torch's global switches and helpers apply here too)
 
 NAME = 'torch.compile(backend="aot_eager", fullgraph=True) + torch.utils.checkpoint'
 

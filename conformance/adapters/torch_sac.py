@@ -16,15 +16,8 @@ import functools
 
 import torch
 from conformance.adapters._support import TORCH_WRAPPER_FEATURES, distribution_version, sequential_over
-from torch.utils.checkpoint import (  # noqa: F401  (torch's global switches apply to SAC too)
-    CheckpointError,
-    CheckpointPolicy,
-    GraphExecGroup,
-    create_selective_checkpoint_contexts,
-    noop_context_fn,
-    set_checkpoint_debug_enabled,
-    set_checkpoint_early_stop,
-)
+from conformance.adapters._torch_surface import *  # noqa: F403  (torch's global switches and helpers apply here too)
+from torch.utils.checkpoint import create_selective_checkpoint_contexts, noop_context_fn
 
 __version__ = distribution_version("torch")
 NAME = "torch selective activation checkpointing"
