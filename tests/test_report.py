@@ -207,3 +207,12 @@ def test_the_sweeps_view_lists_only_the_names_where_a_run_deviates():
     assert "2 ops and 1 modules swept, 2 deviate" in page
     assert 'data-swept="nn.functional.rrelu"' in page and 'data-swept="nn.BatchNorm1d"' in page
     assert 'data-swept="add"' not in page
+
+
+def test_runs_on_another_torch_release_get_columns_of_their_own():
+    usual = [results("torch.utils.checkpoint", ("api.value", "reentrant", "pass"), torch="2.13.0+cpu")
+             for _ in range(2)]
+    old = results("torch.utils.checkpoint", ("api.value", "reentrant", "fail"), torch="2.6.0+cu124")
+    m = build([("a.json", usual[0]), ("b.json", usual[1]), ("c.json", old)], clauses=CLAUSES, areas=AREAS)
+    assert m.implementations == ["torch.utils.checkpoint", "torch.utils.checkpoint @ torch 2.6"]
+    assert m.cell("api.value", Column("torch.utils.checkpoint @ torch 2.6", "reentrant", "cpu")).verdict == "fail"
