@@ -92,8 +92,10 @@ class Recorder:
                 props.get("expected"), message)
         elif report.when == "call" or status == "error" and record.status == "pass":
             record.status, record.message = status, message
-        if report.when == "call" and props.get("expected"):  # a known breakage is applied to the call's report
-            record.expected = Expected(**props["expected"])
+        if report.when == "call":  # the call may recharge the test: isolation's clause, a known breakage
+            record.clauses = list(props["clauses"])
+            if props.get("expected"):
+                record.expected = Expected(**props["expected"])
         record.duration += report.duration
         if report.when == "teardown":
             self._emit({"event": "record", **_as_json(record)})
