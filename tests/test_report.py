@@ -216,3 +216,11 @@ def test_runs_on_another_torch_release_get_columns_of_their_own():
     m = build([("a.json", usual[0]), ("b.json", usual[1]), ("c.json", old)], clauses=CLAUSES, areas=AREAS)
     assert m.implementations == ["torch.utils.checkpoint", "torch.utils.checkpoint @ torch 2.6"]
     assert m.cell("api.value", Column("torch.utils.checkpoint @ torch 2.6", "reentrant", "cpu")).verdict == "fail"
+
+
+def test_a_cell_is_skipped_only_when_every_test_of_it_was_skipped():
+    m = matrix_of(results("impl", ("api.value", "reentrant", "pass"), ("api.value", "reentrant", "skip"),
+                          ("api.grads", "reentrant", "skip"), ("api.should", "reentrant", "fail"),
+                          ("api.should", "reentrant", "skip")))
+    column = Column("impl", "reentrant", "cpu")
+    assert [m.cell(c, column).verdict for c in ("api.value", "api.grads", "api.should")] == ["pass", "skip", "fail"]

@@ -2,7 +2,8 @@
 
 A *column* is one (implementation, variant, device); a *cell* is one clause in one column, with the
 verdict aggregated from the records of that clause's tests there: the worst verdict wins (see
-vocabulary.SEVERITY), so a cell is ``pass`` only when every test of the clause passed. A record's
+vocabulary.SEVERITY), so a cell is ``pass`` only when every test of the clause that ran passed (a
+skipped test counts only when every test of the clause was skipped). A record's
 verdict derives from its status and what was expected of it (conformance/vocabulary.py).
 """
 
@@ -177,11 +178,18 @@ def build(results: list[tuple[str, Results]], clauses: dict[str, Clause] | None 
                 if column.variant not in clause.variants:
                     cells[column] = Cell(NA, records)
                 else:
-                    cells[column] = Cell(worst(r.verdict for r in records) if records else NOT_RUN, records)
+                    cells[column] = Cell(cell_verdict(records), records)
             rows.append(Row(clause, cells))
         if rows:
             matrix_areas.append(Area(area_id, title, rows))
     return Matrix(columns, matrix_areas, runs)
+
+
+def cell_verdict(records: list[Record]) -> str:
+    """The worst verdict of the tests that ran; skipped tests (not applicable on that machine) count only
+    when all of a clause's tests were skipped, so a sweep's few inapplicable samples do not hide its passes."""
+    ran = [r.verdict for r in records if r.verdict != "skip"]
+    return worst(ran) if ran else "skip" if records else NOT_RUN
 
 
 def _release_labels(headers: list[tuple[str, dict]]) -> dict[str, str]:

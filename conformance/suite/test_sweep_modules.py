@@ -11,8 +11,8 @@ RReLU modules also replay their draws: rng.*), and the module's buffers after fo
 import pytest
 import torch
 
-from conformance.suite.sweep_checks import (  # noqa: F401  (uninitialized_memory_filled: an autouse fixture)
-    uninitialized_memory_filled, checked, params, plain, reentrant_limits, runnable)
+from conformance.suite.sweep_checks import (  # noqa: F401  (uninitialized_memory_filled, running_test: autouse fixtures)
+    uninitialized_memory_filled, running_test, checked, params, plain, reentrant_limits, runnable)
 from conformance.fixtures import sweeps
 from conformance.fixtures.sweeps import backward, forward, module_call, same_values
 

@@ -16,8 +16,8 @@ import torch
 
 from conformance.fixtures import sweeps
 from conformance.fixtures.sweeps import backward, forward, op_call, same_values
-from conformance.suite.sweep_checks import (  # noqa: F401  (uninitialized_memory_filled: an autouse fixture)
-    uninitialized_memory_filled, checked, params, plain, reentrant_limits, runnable)
+from conformance.suite.sweep_checks import (  # noqa: F401  (uninitialized_memory_filled, running_test: autouse fixtures)
+    uninitialized_memory_filled, running_test, checked, params, plain, reentrant_limits, runnable)
 
 
 # The ops' and modules' own warnings (deprecations, beta features) are no part of what is checked here.
