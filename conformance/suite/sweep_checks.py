@@ -57,6 +57,12 @@ def params(cases, test):
             for case in cases if select(case)]
 
 
+def parametrize_cases(metafunc, cases):
+    """Parametrize a sweep test's ``case`` over ``cases(profile)``, sized by the run's hypothesis profile."""
+    if "case" in metafunc.fixturenames:
+        metafunc.parametrize("case", params(cases(sweeps.profile_of(metafunc.config)), metafunc.function.__name__))
+
+
 @contextlib.contextmanager
 def checked(clause, case, variant):
     """Any error inside is a failure of clause, named as "<clause> fails for <op>, sample N, <variant>"."""

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from conformance.suite.sweep_checks import (  # noqa: F401  (uninitialized_memory_filled, running_test: autouse fixtures)
-    uninitialized_memory_filled, running_test, checked, params, plain, reentrant_limits, runnable)
+    uninitialized_memory_filled, running_test, checked, parametrize_cases, plain, reentrant_limits, runnable)
 from conformance.fixtures import sweeps
 from conformance.fixtures.sweeps import backward, forward, module_call, same_values
 
@@ -21,9 +21,7 @@ pytestmark = pytest.mark.filterwarnings("ignore")
 
 
 def pytest_generate_tests(metafunc):
-    if "case" in metafunc.fixturenames:
-        cases = sweeps.module_cases(sweeps.profile_of(metafunc.config))
-        metafunc.parametrize("case", params(cases, metafunc.function.__name__))
+    parametrize_cases(metafunc, sweeps.module_cases)
 
 
 def _runs(case, variant):

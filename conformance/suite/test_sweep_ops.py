@@ -17,7 +17,7 @@ import torch
 from conformance.fixtures import sweeps
 from conformance.fixtures.sweeps import backward, forward, op_call, same_values
 from conformance.suite.sweep_checks import (  # noqa: F401  (uninitialized_memory_filled, running_test: autouse fixtures)
-    uninitialized_memory_filled, running_test, checked, params, plain, reentrant_limits, runnable)
+    uninitialized_memory_filled, running_test, checked, parametrize_cases, plain, reentrant_limits, runnable)
 
 
 # The ops' and modules' own warnings (deprecations, beta features) are no part of what is checked here.
@@ -25,9 +25,7 @@ pytestmark = pytest.mark.filterwarnings("ignore")
 
 
 def pytest_generate_tests(metafunc):
-    if "case" in metafunc.fixturenames:
-        cases = sweeps.op_cases(sweeps.profile_of(metafunc.config))
-        metafunc.parametrize("case", params(cases, metafunc.function.__name__))
+    parametrize_cases(metafunc, sweeps.op_cases)
 
 
 @pytest.mark.clause("api.forward-value", "api.same-gradients")

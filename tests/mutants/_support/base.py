@@ -1,25 +1,10 @@
-"""torch's whole checkpoint surface, for mutants of the optional features (early stop, debug,
-context_fn, selective checkpointing): `from tests.mutants._support.base import *`, then override
-the one name that is broken."""
+"""The base of a mutant, torch plus one break: torch's whole checkpoint surface, to re-export with
+`from tests.mutants._support.base import *` before overriding the one name that is broken (usually
+`checkpoint`). Every optional helper is there, so no feature reads "not provided"."""
 
-from torch.utils.checkpoint import (  # noqa: F401  (re-exported for mutants)
-    CheckpointError,
-    CheckpointPolicy,
-    GraphExecGroup,
-    checkpoint,
-    checkpoint_sequential,
-    create_selective_checkpoint_contexts,
-    set_checkpoint_debug_enabled,
-    set_checkpoint_early_stop,
-)
+from torch.utils.checkpoint import checkpoint, checkpoint_sequential
 
-__all__ = [
-    "CheckpointError",
-    "CheckpointPolicy",
-    "GraphExecGroup",
-    "checkpoint",
-    "checkpoint_sequential",
-    "create_selective_checkpoint_contexts",
-    "set_checkpoint_debug_enabled",
-    "set_checkpoint_early_stop",
-]
+from conformance.adapters._torch_surface import *  # noqa: F403  (torch's optional helpers, listed once)
+from conformance.adapters._torch_surface import __all__ as _helpers
+
+__all__ = ["checkpoint", "checkpoint_sequential", *_helpers]
