@@ -3,7 +3,8 @@
 A failing test of a row with a declared breakage becomes an expected deviation with the breakage's
 reason (tests already expected to fail, declared deviations and unclaimed capabilities, keep their
 own verdict). A breakage none of whose row's tests failed in this run is stale: the run says so and
-exits non-zero, as an expected deviation that did not occur does.
+exits non-zero, as an expected deviation that did not occur does (``python -m conformance run`` judges
+the same from the merged records of all its attempts: expectations.stale_breakages).
 
 Registered by ``conformance/suite/conftest.py`` (``pytest_runtest_makereport``, ``pytest_sessionfinish``,
 ``pytest_terminal_summary``).
@@ -50,12 +51,16 @@ def pytest_runtest_makereport(item, call):
     if report.failed and "XPASS(strict)" not in str(report.longrepr):  # a declared deviation gone stale stays a failure
         counts[1] += 1
         report.outcome = "skipped"
-        report.wasxfail = f"known breakage: {breakage.reason}"
-        report.user_properties.append(("expected", {"kind": "deviation", "reason": f"known breakage: {breakage.reason}"}))
+        report.wasxfail = breakage.expected.reason
+        report.user_properties.append(("expected", {"kind": "deviation", "reason": breakage.expected.reason}))
     return report
 
 
 def stale_breakages(config) -> list[expectations.Breakage]:
+    """Only a whole row's session can tell: one narrowed to some clauses or names may hold none of
+    the row's failing tests."""
+    if config.getoption("clause") or config.getoption("keyword") or config.getoption("markexpr"):
+        return []
     return [b for b, (ran, failed) in config.stash.get(COVERING, {}).items() if ran and not failed]
 
 

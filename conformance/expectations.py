@@ -81,6 +81,11 @@ class Breakage:
     torch: str | None = None  # a torch release "x.y": the breakage holds only when that torch is under test
     clauses: tuple[str, ...] = ()  # where one row has several root causes: the tests (of these clauses) each covers
 
+    @property
+    def expected(self) -> Expected:
+        """What a failing test of its row is expected to be."""
+        return Expected("deviation", f"known breakage: {self.reason}")
+
     def covers(self, *, impl: str, variant, torch_release: str, clauses=()) -> bool:
         return (self.impl == impl and self.variant in (None, variant) and self.torch in (None, torch_release)
                 and (not self.clauses or bool(set(self.clauses) & set(clauses))))
@@ -120,10 +125,23 @@ def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Cl
         if capabilities is None and expected is None and record.expected and record.expected.kind == "unsupported":
             expected = record.expected
         if expected is None and record.status == "fail":
-            release = ".".join(str(header.get("torch", "")).split("+")[0].split(".")[:2])
-            breakage = next((b for b in breakages if b.covers(impl=impl, variant=record.variant, torch_release=release,
-                                                              clauses=record.clauses)), None)
+            breakage = next((b for b in breakages if _covers(b, header, record)), None)
             if breakage is not None:
-                expected = Expected("deviation", f"known breakage: {breakage.reason}")
+                expected = breakage.expected
         records.append(replace(record, expected=expected))
     return Results(header=header, records=records)
+
+
+def stale_breakages(results: Results, breakages: list[Breakage]) -> list[Breakage]:
+    """The breakages that cover tests of this run but explain none of them: the row no longer fails
+    the way its breakage says. Judge only a whole row's run (a run narrowed to some clauses may hold
+    none of the row's failing tests)."""
+    ran = [r for r in results.records if r.status not in ("skip", "not_run")]
+    covering = [b for b in breakages if any(_covers(b, results.header, r) for r in ran)]
+    return [b for b in covering if not any(r.expected == b.expected for r in ran)]
+
+
+def _covers(breakage: Breakage, header: dict, record) -> bool:
+    release = ".".join(str(header.get("torch", "")).split("+")[0].split(".")[:2])
+    return breakage.covers(impl=canonical_id(str(header.get("implementation", ""))), variant=record.variant,
+                           torch_release=release, clauses=record.clauses)

@@ -1,10 +1,13 @@
 """Row-level known breakage ([[breakage]] in expectations.toml, conformance/breakage.py): one declared
 reason covers every failing test of its row, and goes stale when the row stops failing."""
 
+import io
+
 import pytest
 
-from conformance.expectations import load_breakages
-from conformance.results import read_results
+from conformance.expectations import Breakage, load_breakages, stale_breakages
+from conformance.results import Record, Results, read_results
+from conformance.run.supervisor import Outcome
 
 FILE = "conformance/suite/test_exceptions.py"
 
@@ -42,3 +45,44 @@ def test_breakages_need_a_reason(tmp_path):
     path.write_text('[[breakage]]\nimpl = "x"\nreason = " "\n')
     with pytest.raises(ValueError, match="no reason"):
         load_breakages(path)
+
+
+def test_a_run_narrowed_to_some_clauses_does_not_judge_staleness(tmp_path):
+    # The mutant's row fails only its leak tests: narrowed to another clause, none of them ran.
+    expectations = tmp_path / "expectations.toml"
+    expectations.write_text('[[breakage]]\nimpl = "tests.mutants.exceptions.leaks_saved_tensor_hooks"\n'
+                            'reason = "leaves hooks behind after a failed forward"\n')
+    status = pytest.main(["--impl=tests.mutants.exceptions.leaks_saved_tensor_hooks", "--variant=non_reentrant",
+                          f"--expectations={expectations}", "--clause=exceptions.recompute-propagates", "-q",
+                          "-p", "no:cacheprovider", FILE])
+    assert status == 0
+
+
+def _results(*records, impl="someimpl", torch_version="2.13.0+cpu"):
+    return Results(header={"implementation": impl, "torch": torch_version}, records=list(records))
+
+
+BREAKAGE = Breakage(impl="someimpl", reason="rewrites its inputs", variant="non_reentrant")
+
+
+def test_stale_breakages_are_judged_on_the_merged_records():
+    failing = Record("t::a[non_reentrant]", ["api.forward-value"], "non_reentrant", "cpu", "fail", BREAKAGE.expected)
+    passing = Record("t::b[non_reentrant]", ["api.forward-value"], "non_reentrant", "cpu", "pass")
+    other_variant = Record("t::b[reentrant]", ["api.forward-value"], "reentrant", "cpu", "pass")
+    assert stale_breakages(_results(failing, passing), [BREAKAGE]) == []
+    assert stale_breakages(_results(passing), [BREAKAGE]) == [BREAKAGE]
+    assert stale_breakages(_results(other_variant), [BREAKAGE]) == [], "a breakage of a row that did not run is not stale"
+    assert stale_breakages(_results(passing, torch_version="2.6.0"),
+                           [Breakage(impl="someimpl", reason="r", torch="2.13")]) == []
+
+
+def test_the_runner_fails_on_a_stale_breakage(tmp_path, monkeypatch):
+    from conformance import run
+
+    def supervise(spec, out_dir, limits, **kwargs):
+        return Outcome(tmp_path / "r.json", tmp_path / "r.log", [], 1, 0.1, {"pass": 3}, [], [BREAKAGE])
+
+    monkeypatch.setattr(run, "supervise", supervise)
+    stream = io.StringIO()
+    assert run.run_all([run.RunSpec("someimpl", "non_reentrant", "cpu")], tmp_path, run.Limits(), stream=stream) == 1
+    assert "stale known breakage" in stream.getvalue()

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from conformance.expectations import EXPECTATIONS_PATH, Breakage, load_breakages, stale_breakages
 from conformance.results import Record, write_results
 from conformance.run.ledger import Ledger
 
@@ -95,6 +96,7 @@ class Outcome:
     seconds: float
     counts: dict[str, int] = field(default_factory=dict)
     collection_errors: list[str] = field(default_factory=list)  # test files pytest could not import
+    stale_breakages: list[Breakage] = field(default_factory=list)  # declared, but none of the row's tests failed
 
 
 def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clauses=(), pytest_args=(),
@@ -146,7 +148,17 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
     counts: dict[str, int] = {}  # verdict -> tests
     for record in results.records:
         counts[record.verdict] = counts.get(record.verdict, 0) + 1
-    return Outcome(path, log, results.records, len(attempts), seconds, counts, results.header["supervisor"]["collection_errors"])
+    # Staleness is judged here, on the records of every attempt merged (an attempt sees only part of the row),
+    # and only for a whole row: a run narrowed to some clauses may hold none of the row's failing tests.
+    stale = [] if clauses else stale_breakages(results, load_breakages(_expectations_path(pytest_args)))
+    return Outcome(path, log, results.records, len(attempts), seconds, counts,
+                   results.header["supervisor"]["collection_errors"], stale)
+
+
+def _expectations_path(pytest_args) -> Path:
+    """The expectations file the run's pytest judges by: ``--expectations=FILE`` among its arguments, or the default."""
+    given = [a.split("=", 1)[1] for a in pytest_args if a.startswith("--expectations=")]
+    return Path(given[-1]) if given else EXPECTATIONS_PATH
 
 
 class _Run:
