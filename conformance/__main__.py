@@ -39,8 +39,11 @@ def main(argv=None) -> int:
                      help="per-test limit; a test still running is stopped and recorded as TIMEOUT. torch, pytest and "
                      f"the implementation are imported before the clock starts (default: {defaults.test_timeout:g})")
     run.add_argument("--cut-timeout", type=float, default=defaults.cut_timeout, metavar="S",
-                     help="per-test limit once a run has had --cut-after timeouts; property-based tests keep --timeout "
+                     help="per-test limit once a run has had --cut-after timeouts; slow tests keep --slow-timeout "
                      f"(default: {defaults.cut_timeout:g})")
+    run.add_argument("--slow-timeout", type=float, default=defaults.slow_timeout, metavar="S",
+                     help="per-test limit of slow tests (property-based, multi-process: seconds each, more on a busy "
+                     f"machine), never cut (default: {defaults.slow_timeout:g})")
     run.add_argument("--cut-after", type=int, default=defaults.cut_after, metavar="N",
                      help=f"timeouts after which a run's later tests get --cut-timeout (default: {defaults.cut_after})")
     run.add_argument("--lanes", type=int, default=defaults.lanes, metavar="N",
@@ -82,7 +85,7 @@ def main(argv=None) -> int:
 
         specs = shard(expand(args.impl, args.variant or ["both"], args.device or ["cpu"]), *args.shard)
         limits = Limits(test_timeout=args.timeout, run_timeout=args.run_timeout, cut_timeout=args.cut_timeout,
-                        cut_after=args.cut_after, lanes=max(1, args.lanes))
+                        cut_after=args.cut_after, slow_timeout=args.slow_timeout, lanes=max(1, args.lanes))
         return run_all(specs, args.out, limits, clauses=args.clause, pytest_args=pytest_args, jobs=args.jobs)
     if pytest_args:
         parser.error("arguments after -- are for `run` only")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from conformance.results import Record, Results
 
-_RECORD_FIELDS = ("nodeid", "clauses", "variant", "device", "status", "expected", "message", "duration")
+_RECORD_FIELDS = ("nodeid", "clauses", "variant", "device", "status", "expected", "message", "duration", "notes")
 
 
 class Ledger:

@@ -17,6 +17,13 @@ from conformance.results import write_atomically
 RECORDER = "conformance-recorder"  # the name conformance.plugin registers its Recorder under
 
 
+def is_slow(item) -> bool:
+    """A test that takes seconds, not milliseconds, and more on a loaded machine: property-based (many
+    examples) or marked ``slow`` (multi-process: it spawns ranks that import torch). It gets
+    ``Limits.slow_timeout``, never the cut limit."""
+    return is_hypothesis_test(getattr(item, "obj", None)) or item.get_closest_marker("slow") is not None
+
+
 def pytest_addoption(parser):
     parser.getgroup("conformance").addoption(
         "--conformance-plan", metavar="PATH", default=None,
@@ -38,6 +45,5 @@ def pytest_collection_finish(session):
             tests.append({"nodeid": item.nodeid, "clauses": props["clauses"],
                           "variant": props.get("variant"), "device": props.get("device"),
                           "expected": props.get("expected"),
-                          # property-based: many examples, seconds each on a loaded machine (see Limits)
-                          "property": is_hypothesis_test(getattr(item, "obj", None))})
+                          "slow": is_slow(item)})
     write_atomically(path, json.dumps({"header": header, "tests": tests}) + "\n")

@@ -5,8 +5,9 @@ collection it forks one *attempt* at a time on request. The shared JSONL stream 
 running; when an attempt dies, that test gets a CRASH record (a TIMEOUT one if pytest-timeout ended
 it or it ran past its limit), and the next attempt runs the tests still left. After
 ``Limits.cut_after`` timeouts, later tests run under the shorter ``Limits.cut_timeout`` (a deadlock
-in one feature usually hangs many tests; the TIMEOUT message names the limit that applied; property-
-based tests keep the full limit: they take seconds, not milliseconds, on a busy machine), and the
+in one feature usually hangs many tests; the TIMEOUT message names the limit that applied; slow tests,
+property-based or multi-process, have ``Limits.slow_timeout`` throughout: they take seconds, not
+milliseconds, and tens of seconds on a busy machine), and the
 tests left are split across ``Limits.lanes`` lanes (run processes of their own) that run side by
 side: a hung test only waits, so waiting in parallel costs little CPU. A
 whole-run bound stops everything: the running test gets a TIMEOUT record, every test not yet run a
@@ -63,8 +64,9 @@ class Limits:
     run_timeout: float = 1800.0  # per run, across all its attempts, enforced here
     grace: float = 5.0  # how long past its limit a test may still run before we kill the attempt
     cut_after: int = 2  # timeouts in a run after which ...
-    cut_timeout: float = 5.0  # ... later tests get this limit instead (most take milliseconds; property-based
-    # tests, which take seconds on a busy machine, keep test_timeout: a cut turned some into false TIMEOUTs)
+    cut_timeout: float = 5.0  # ... later tests get this limit instead (most take milliseconds)
+    slow_timeout: float = 60.0  # per slow test (plan.is_slow: property-based, multi-process), never cut: they
+    # take seconds at idle and tens of seconds on a loaded 2-core machine (10 s gave false TIMEOUTs at load 17)
     lanes: int = 6  # ... and the tests left run in this many lanes side by side (hung tests only wait)
 
     def for_run(self, timeouts: int) -> float:
@@ -75,7 +77,7 @@ class Limits:
 @dataclass
 class Attempt:
     number: int
-    limit: float  # the per-test limit it ran under (property-based tests: Limits.test_timeout)
+    limit: float  # the per-test limit it ran under (slow tests: Limits.slow_timeout)
     lane: int = 1
     rc: int | None = None
     running: str | None = None  # the test the attempt was in when it ended
@@ -134,6 +136,7 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
             "attempts": len(attempts),
             "test_timeout_s": limits.test_timeout,
             "cut_timeout_s": limits.cut_timeout,
+            "slow_timeout_s": limits.slow_timeout,
             "cut_after_timeouts": limits.cut_after,
             "lanes": len({a.lane for a in attempts}),
             "run_timeout_s": limits.run_timeout,
@@ -183,8 +186,8 @@ class _Run:
             return [n for n in self.ledger.remaining() if only is None or n in only]
 
     def limit_of(self, nodeid: str, limit: float) -> float:
-        """A test's limit in an attempt whose limit is ``limit`` (a property-based test keeps the full one)."""
-        return self.limits.test_timeout if self.ledger.planned.get(nodeid, {}).get("property") else limit
+        """A test's limit in an attempt whose limit is ``limit`` (a slow test has its own)."""
+        return self.limits.slow_timeout if self.ledger.planned.get(nodeid, {}).get("slow") else limit
 
     def timeouts(self) -> int:
         with self.lock:
@@ -292,8 +295,7 @@ class _RunProcesses:
             target = getattr(importlib.import_module(module), name)
             self.process, self.conn = worker.start_run_process(target, args, str(self.output), self.fork_attempts)
             self.stream = _Follower(self.results.with_suffix(".jsonl"))
-        # Property-based tests (many examples each) keep the full limit: a cut one would time out on a busy machine.
-        self._send({"skip": list(skip), "timeout": limit, "property_timeout": self.limits.test_timeout})
+        self._send({"skip": list(skip), "timeout": limit, "slow_timeout": self.limits.slow_timeout})
         return _AttemptHandle(self, offset)
 
     def _send(self, message) -> None:
@@ -362,9 +364,11 @@ class _AttemptHandle:
 def _run_attempt(processes: _RunProcesses, run: _Run, lane: int, skip: list[str], limit: float) -> Attempt:
     attempt = Attempt(0, limit, lane)
     handle = processes.begin(skip, limit)
-    running, since = None, 0.0
+    running, since, planned = None, 0.0, False
     while True:
         ended = handle.ended()
+        if not planned and processes.plan.exists():  # written after collection: the tests' own limits are in it
+            planned = _take_plan(processes, run)
         for event in processes.stream.events():
             if event.get("event") == "start":
                 running, since = event["nodeid"], time.monotonic()
@@ -388,10 +392,15 @@ def _run_attempt(processes: _RunProcesses, run: _Run, lane: int, skip: list[str]
     attempt.running_limit = run.limit_of(running, limit) if running else limit
     attempt.output = handle.output()
     attempt.clean = processes.results.exists() and not attempt.killed
-    if processes.plan.exists():
-        plan = json.loads(processes.plan.read_text(encoding="utf-8"))
-        run.record(lambda: run.ledger.plan(plan) or [])
+    if not planned and processes.plan.exists():
+        _take_plan(processes, run)
     return attempt
+
+
+def _take_plan(processes: _RunProcesses, run: _Run) -> bool:
+    plan = json.loads(processes.plan.read_text(encoding="utf-8"))
+    run.record(lambda: run.ledger.plan(plan) or [])
+    return True
 
 
 def _record_death(ledger: Ledger, attempt: Attempt, limits: Limits, log: Path) -> Record:
@@ -412,7 +421,7 @@ def _record_death(ledger: Ledger, attempt: Attempt, limits: Limits, log: Path) -
 
 
 def _limit(attempt: Attempt, limits: Limits) -> str:
-    if attempt.running_limit < limits.test_timeout:
+    if attempt.running_limit == limits.for_run(limits.cut_after) < limits.test_timeout:
         return (f"{attempt.running_limit:g} s, cut from {limits.test_timeout:g} s after {limits.cut_after} timeouts "
                 "in this run")
     return f"{attempt.running_limit:g} s"

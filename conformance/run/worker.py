@@ -22,6 +22,10 @@ process here asks CUDA's availability through NVML, which is fork-safe
 (``PYTORCH_NVML_BASED_CUDA_CHECK``). A run with ``--device=cuda`` / ``all`` runs its tests in the
 run process itself: each of its attempts is a fresh run process forked from the zygote, and CUDA
 is initialised there, never in the zygote. (Not exercised on a GPU yet: no GPU where this was written.)
+
+Threads: every process here computes on one intra-op thread (``OMP_NUM_THREADS=1``, set before the zygote
+imports torch). OpenMP's pool does not survive a fork: an attempt forked after its run process ran a
+parallel op would hang in its own first one.
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ def zygote():
         # torch.cuda.is_available() then asks NVML, which is fork-safe, instead of initialising the CUDA
         # driver (which a fork cannot inherit): in the zygote, should a preloaded module ask, and in CPU runs.
         os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+        # One intra-op thread in every process here: an attempt is a fork of a run process that may already
+        # have started OpenMP's thread pool (collection computes), and a forked child's first parallel op
+        # then waits forever for threads it does not have (property-based tests hung in F.linear).
+        os.environ["OMP_NUM_THREADS"] = "1"
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(PRELOAD)
     return _context
@@ -77,9 +85,9 @@ def serve(pytest_args: list[str], output: str, conn, fork_attempts: bool) -> Non
 class AttemptServer:
     """A pytest plugin object in the run process: after collection, runs the tests in attempts.
 
-    Requests from the supervisor: ``{"skip": [nodeid, ...], "timeout": s, "property_timeout": s}``
-    (run the tests not in skip; each under ``timeout``, property-based ones under
-    ``property_timeout``), or None (stop). Answers: ``{"pid": ...}`` when an attempt started (its
+    Requests from the supervisor: ``{"skip": [nodeid, ...], "timeout": s, "slow_timeout": s}``
+    (run the tests not in skip; each under ``timeout``, slow ones (plan.is_slow) under
+    ``slow_timeout``), or None (stop). Answers: ``{"pid": ...}`` when an attempt started (its
     own process group), ``{"exit": code}`` when it ended. Without ``fork_attempts`` the run process
     is the one attempt: it takes one request, answers its own pid and runs the tests itself.
     """
@@ -125,10 +133,9 @@ class AttemptServer:
 
 def _prepare(session, request) -> None:
     """Keep the tests the attempt is to run, each with its limit (a marker beats --timeout)."""
-    from hypothesis import is_hypothesis_test
+    from conformance.run.plan import is_slow
 
     skip = set(request["skip"])
     session.items[:] = [item for item in session.items if item.nodeid not in skip]
     for item in session.items:
-        limit = request["property_timeout"] if is_hypothesis_test(getattr(item, "obj", None)) else request["timeout"]
-        item.add_marker(pytest.mark.timeout(limit))
+        item.add_marker(pytest.mark.timeout(request["slow_timeout"] if is_slow(item) else request["timeout"]))

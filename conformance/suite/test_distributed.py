@@ -13,6 +13,7 @@ from conformance.assertions import assert_same_gradients
 from conformance.fixtures import data_parallel
 from conformance.fixtures.distributed import RankError, Ranks, unavailable_reason
 
+pytestmark = pytest.mark.slow  # runs on spawned ranks: seconds each, more on a busy machine (the runner's --slow-timeout)
 
 @pytest.fixture(scope="module")
 def ranks(impl):
