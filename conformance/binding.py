@@ -46,6 +46,12 @@ class Implementation:
     def version(self) -> str:
         return module_version(self.module)
 
+    def take_notes(self) -> list[str]:
+        """What the implementation noted since the last call (its optional ``conformance_notes()``), e.g. a
+        compiled row's graph breaks: the harness records them with the test's result."""
+        take = getattr(self.module, "conformance_notes", None)
+        return [str(note) for note in take()] if callable(take) else []
+
     @property
     def checkpoint_error(self) -> type[BaseException] | None:
         return getattr(self.module, "CheckpointError", None)

@@ -47,6 +47,8 @@ def pytest_addoption(parser):
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads the --hypothesis-profile it was given
 def pytest_configure(config):
     config.addinivalue_line("markers", "clause(*ids): the specification clause(s) a conformance test checks")
+    config.addinivalue_line("markers", "slow: takes seconds, not milliseconds (multi-process): `python -m conformance run` "
+                            "gives it --slow-timeout")
     hypothesis_profiles.register_profiles()
     if config.getoption("hypothesis_profile", None) is None:  # an explicit --hypothesis-profile wins
         hypothesis_profiles.load_default_profile()
@@ -72,6 +74,18 @@ def implementation(config) -> binding.Implementation:
         except binding.BindingError as exc:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[IMPLEMENTATION]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """What the implementation noted while the test ran goes with the test's result."""
+    impl = implementation(item.config)
+    impl.take_notes()  # what was noted before the call (an earlier test, a fixture) is not this test's
+    try:
+        return (yield)
+    finally:
+        if notes := impl.take_notes():
+            item.user_properties.append(("notes", notes))
 
 
 def _header_fields(config) -> dict:

@@ -94,6 +94,7 @@ class Recorder:
             record.status, record.message = status, message
         if report.when == "call":  # the call may recharge the test: isolation's clause, a known breakage
             record.clauses = list(props["clauses"])
+            record.notes = list(props.get("notes", ()))
             if props.get("expected"):
                 record.expected = Expected(**props["expected"])
         record.duration += report.duration

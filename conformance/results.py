@@ -15,7 +15,7 @@ File format (JSON), schema 2::
      "records": [{"nodeid", "clauses": [...], "variant", "device",
                   "status": what happened (vocabulary.STATUSES),
                   "expected": null (expected to pass) or {"kind": "deviation" | "unsupported", "reason"},
-                  "message", "duration"}, ...]}
+                  "message", "duration", "notes": [what the implementation noted while it ran]}, ...]}
 
 A record's verdict is derived, never stored: :func:`conformance.vocabulary.verdict` of its status and
 expected kind. So results can be judged again against another expectations file without re-running
@@ -62,6 +62,8 @@ class Record:
     expected: Expected | None = None
     message: str = ""
     duration: float = 0.0
+    notes: list[str] = field(default_factory=list)  # what the implementation noted while the test ran (its
+    # optional conformance_notes(), docs/IMPLEMENTING.md), e.g. a compiled row's graph breaks: that part ran eagerly
 
     def __post_init__(self):
         if isinstance(self.expected, dict):

@@ -209,3 +209,23 @@ def test_sac_saves_matmuls_and_recomputes_the_rest():
     aten = torch.ops.aten
     assert aten.sin.default in recomputed, "the pointwise op is recomputed"
     assert aten.mm.default not in recomputed, "the matmul is served from SAC's cache, not recomputed"
+
+
+def test_compiled_rows_note_each_graph_break():
+    """A test that passed through an eager fallback must not look like a compiled pass: the compiled
+    adapters note every graph break of a call (dynamo's counters), and nothing for a call traced whole."""
+    compiled = importlib.import_module("conformance.adapters.torch_compile")
+    seen = []
+
+    def with_side_effect(x):
+        seen.append(1)  # a Python side effect inside the checkpointed region breaks the graph
+        return x.sin()
+
+    x = torch.randn(3, requires_grad=True)
+    compiled.conformance_notes()
+    compiled.checkpoint(torch.cos, x, use_reentrant=False).sum().backward()
+    assert compiled.conformance_notes() == []
+    compiled.checkpoint(with_side_effect, x, use_reentrant=False).sum().backward()
+    notes = compiled.conformance_notes()
+    assert notes and all(n.startswith("graph break, ran eagerly: ") for n in notes)
+    assert compiled.conformance_notes() == [], "notes are taken once"

@@ -267,3 +267,14 @@ def test_a_module_without_the_optional_helpers_has_no_failures(pytester, tmp_pat
     unsupported = [r for r in results.records if r.verdict == "unsupported"]
     assert unsupported, "the tests of the helpers it lacks must read unsupported"
     assert all("not provided: " in r.expected.reason for r in unsupported)
+
+
+def test_what_the_implementation_notes_during_a_test_goes_with_its_result(tmp_path):
+    """The optional ``conformance_notes()`` hook (the compiled rows note graph breaks): each record carries
+    what was noted during its test's call, and nothing noted before it (at import, in another test)."""
+    out = tmp_path / "notes.json"
+    run_pytest("--impl=tests.broken.notes_every_call", "--clause=api.forward-value", "--variant=non_reentrant",
+               "-p", "no:cacheprovider", f"--results={out}")
+    records = [r for r in read_results(out).records if r.status == "pass"]
+    assert records and all(r.notes for r in records)
+    assert {n for r in records for n in r.notes} == {"checkpoint called with use_reentrant=False"}

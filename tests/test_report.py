@@ -224,3 +224,16 @@ def test_a_cell_is_skipped_only_when_every_test_of_it_was_skipped():
                           ("api.should", "reentrant", "skip")))
     column = Column("impl", "reentrant", "cpu")
     assert [m.cell(c, column).verdict for c in ("api.value", "api.grads", "api.should")] == ["pass", "skip", "fail"]
+
+
+def test_passes_the_implementation_noted_are_marked_not_plain_passes():
+    # A compiled row notes each graph break: such a test passed partly as eager Python, not compiled.
+    run = results("impl", ("api.value", "reentrant", "pass"), ("api.grads", "reentrant", "pass"))
+    run.records[0].notes = ["graph break, ran eagerly: Attempted to call function marked as skipped"]
+    m = matrix_of(run)
+    column = Column("impl", "reentrant", "cpu")
+    assert [len(m.cell(c, column).noted) for c in ("api.value", "api.grads")] == [1, 0]
+    assert m.noted_passes("impl") == (1, 2)
+    page = render_page(m)
+    assert 'data-noted="1/2"' in page and page.count('<sup class="noted">†</sup>') == 1
+    assert "† graph break, ran eagerly: Attempted to call function marked as skipped" in page

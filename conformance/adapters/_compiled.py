@@ -8,7 +8,9 @@ checkpointed function) calls torch directly: dynamo traces it as part of the out
 With ``fullgraph=False`` (what users run) dynamo falls back to eager Python wherever it cannot trace (a
 graph break), so a passing test may have run partly or wholly eagerly. With ``fullgraph=True`` a graph
 break raises instead: the ``*_fullgraph`` diagnostic row shows which tests pass only through such
-fallbacks (see docs/THIRD_PARTY.md).
+fallbacks (see docs/THIRD_PARTY.md). Each test's result also carries notes (``conformance_notes``, the
+harness's hook): every graph break of its calls, read from dynamo's counters, so the report marks a pass that
+ran partly eagerly.
 """
 
 from __future__ import annotations
@@ -23,6 +25,26 @@ from conformance.registry import VARIANTS
 __version__ = distribution_version("torch")
 # torch's own checkpoint and checkpoint_sequential, compiled: the whole contract is claimed.
 CONFORMANCE_CAPABILITIES = {"variants": list(VARIANTS), "features": list(FEATURES), "devices": list(DEVICES)}
+
+
+_notes: list[str] = []
+
+
+def conformance_notes() -> list[str]:
+    """What dynamo fell back on since the last call: each graph break (that part ran as eager Python)."""
+    taken = list(_notes)
+    _notes.clear()
+    return taken
+
+
+def _graph_breaks() -> dict[str, int]:
+    from torch._dynamo.utils import counters
+
+    return dict(counters["graph_break"])
+
+
+def _first_line(reason: str) -> str:
+    return reason.strip().splitlines()[0] if reason.strip() else "(no reason given)"
 
 
 def _checkpoint_region(function, args, kwargs):
@@ -43,7 +65,12 @@ def compiled(backend: str, *, fullgraph: bool = False, configure=None):
         torch._dynamo.reset()
         if configure is not None:
             configure()
-        return torch.compile(region, backend=backend, fullgraph=fullgraph)(*call)
+        before = _graph_breaks()
+        try:
+            return torch.compile(region, backend=backend, fullgraph=fullgraph)(*call)
+        finally:
+            _notes.extend(f"graph break, ran eagerly: {_first_line(reason)}"
+                          for reason, count in _graph_breaks().items() if count > before.get(reason, 0))
 
     def checkpoint(function, *args, **kwargs):
         return run(_checkpoint_region, lambda: torch_checkpoint.checkpoint(function, *args, **kwargs),

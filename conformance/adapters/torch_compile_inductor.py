@@ -8,7 +8,7 @@ reach dispatch-mode op counters.
 
 from __future__ import annotations
 
-from conformance.adapters._compiled import CONFORMANCE_CAPABILITIES, __version__, compiled  # noqa: F401
+from conformance.adapters._compiled import CONFORMANCE_CAPABILITIES, __version__, compiled, conformance_notes  # noqa: F401
 from conformance.adapters._torch_surface import *  # noqa: F403  (torch's global switches and helpers apply here too)
 
 NAME = 'torch.compile(backend="inductor", fallback_random) + torch.utils.checkpoint'

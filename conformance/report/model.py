@@ -49,6 +49,12 @@ class Cell:
         return [(v, counts[v]) for v in SEVERITY if counts[v]]
 
     @property
+    def noted(self) -> list[Record]:
+        """Passing tests the implementation noted something about while they ran (a compiled row: a graph
+        break, so part of the test ran as eager Python, not compiled)."""
+        return [r for r in self.records if r.notes and r.status == "pass"]
+
+    @property
     def explained(self) -> list[Record]:
         return [r for r in self.records if r.verdict in EXPLAINED]
 
@@ -136,6 +142,13 @@ class Matrix:
                 score.applicable += 1
                 score.conforming += all(v in CONFORMING for v in verdicts)
         return score
+
+    def noted_passes(self, implementation: str) -> tuple[int, int]:
+        """(passing tests with notes, passing tests) of the implementation: how much of its passing ran as
+        noted (a compiled row: with a graph break, partly eager)."""
+        records = {id(r): r for row in self.rows for c in self.columns if c.implementation == implementation
+                   for r in row.cells[c].records if r.status == "pass"}
+        return sum(bool(r.notes) for r in records.values()), len(records)
 
     def totals(self, implementation: str) -> list[tuple[str, int]]:
         """How many cells of the implementation have each verdict, worst first (rows no run tested left out)."""

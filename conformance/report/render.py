@@ -94,4 +94,7 @@ def _tooltip(cell: Cell) -> str:
         return LOOK[cell.verdict][2]
     counts = ", ".join(f"{n} {LOOK[o][1]}" for o, n in cell.counts)
     notes = [_first_line(r.message) for r in cell.records if r.verdict != "pass" and r.message]
-    return f"{len(cell.records)} test(s): {counts}" + "".join(f"\n• {n}" for n in dict.fromkeys(notes))
+    noted = [_first_line(n) for r in cell.noted for n in r.notes]
+    return (f"{len(cell.records)} test(s): {counts}" + "".join(f"\n• {n}" for n in dict.fromkeys(notes))
+            + (f"\n† {len(cell.noted)} passing test(s) with notes:" if noted else "")
+            + "".join(f"\n† {n}" for n in list(dict.fromkeys(noted))[:3]))
