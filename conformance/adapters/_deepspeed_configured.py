@@ -3,8 +3,10 @@ training script that turns them on runs it: after a distributed init, with a mod
 
 On one CPU process that is a single-rank gloo group (an in-memory store, no network) and a model-parallel
 unit of one rank. The first ``deepspeed.init_distributed`` JIT-builds a small shared-memory extension
-(minutes; tox caches it in the env via TORCH_EXTENSIONS_DIR). DeepSpeed prints on every init: that
-output is swallowed so that it cannot land in the first test's captured output.
+(minutes; tox caches it in the env via TORCH_EXTENSIONS_DIR): it is built when this module is imported,
+before any test's clock starts. Built inside the first test, the per-test limit killed the build again
+and again, and the lock file each killed build left behind made every later build wait forever.
+DeepSpeed prints on every init: that output is swallowed so that it cannot land in a test's captured output.
 """
 
 from __future__ import annotations
@@ -37,6 +39,16 @@ class SingleRankParallelUnit:
     get_data_parallel_group = get_model_parallel_group
 
 
+def build_extension() -> None:
+    """Build (or load the cached) shared-memory extension that ``deepspeed.init_distributed`` needs."""
+    try:
+        from deepspeed.accelerator import get_accelerator
+    except ImportError:
+        return  # not installed: the first call says how to install it (require)
+    with contextlib.redirect_stdout(io.StringIO()):
+        get_accelerator().create_op_builder("ShareMemCommBuilder").load()
+
+
 @functools.cache
 def configure(**options) -> None:
     """Initialise a single-rank gloo group and DeepSpeed once per process, then configure checkpointing."""
@@ -52,6 +64,7 @@ def configure(**options) -> None:
 
 def configured_checkpoint(**options):
     """The plain DeepSpeed adapter's ``checkpoint``, run with these configure() options in force."""
+    build_extension()
 
     def checkpoint(function, *args, **kwargs):
         configure(**options)
