@@ -95,7 +95,8 @@ def fake_run_process(pytest_args, output, conn, fork_attempts):
     """Plays a run process (worker.serve) for the supervisor, without pytest: the same pipe protocol
     and files, with tests scripted by ``--scenario=`` (nodeid -> action, in run order). An attempt
     plays each test not skipped: a start event, then by the action a record, a death (SIGKILL), a
-    hang, pytest-timeout's banner and exit 1, or an exit before the test starts ("exit-before").
+    hang, pytest-timeout's banner and exit 1, an INTERNALERROR (results written, exit 3), or an exit
+    before the test starts ("exit-before").
     Each attempt's skip list is appended to the file ``--calls=``."""
     os.setsid()
     fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
@@ -126,6 +127,11 @@ def fake_run_process(pytest_args, output, conn, fork_attempts):
             if action == "pytest-timeout":
                 print("+" * 20 + " Timeout " + "+" * 20, flush=True)
                 os._exit(1)
+            if action == "internal-error":  # pytest ends its session early, yet writes its results file
+                print("INTERNALERROR> SystemError: AST constructor recursion depth mismatch", flush=True)
+                with open(option["results"], "w") as f:
+                    f.write("{}")
+                os._exit(3)
             stream.write(json.dumps({"event": "record", **test, "status": action, "message": "", "duration": 0.0}) + "\n")
             stream.flush()
         with open(option["results"], "w") as f:
@@ -175,6 +181,15 @@ def test_a_crash_is_recorded_and_the_rest_still_runs(tmp_path, fake, device):
     assert calls == [[], ["t[a]", "t[b]"], ["t[a]", "t[b]", "t[c]", "t[d]"]]
     assert outcome.attempts == header["supervisor"]["attempts"] == 3
     assert "attempt 3" in outcome.log.read_text()
+def test_a_session_pytest_ends_early_is_not_a_finished_run(tmp_path, fake):
+    # pytest writes its results file after an INTERNALERROR too: the tests after it must still run.
+    outcome, records, _, calls = supervise(tmp_path, {"t[a]": "pass", "t[b]": "internal-error", "t[c]": "pass"})
+    assert {n: r.status for n, r in records.items()} == {"t[a]": "pass", "t[b]": "crash", "t[c]": "pass"}
+    assert "pytest stopped on an INTERNALERROR" in records["t[b]"].message
+    assert "AST constructor recursion depth mismatch" in records["t[b]"].message
+    assert calls == [[], ["t[a]", "t[b]"]] and outcome.attempts == 2
+
+
 def test_a_test_pytest_timeout_ended_is_a_timeout(tmp_path, fake):
     _, records, _, _ = supervise(tmp_path, {"t[a]": "pytest-timeout", "t[b]": "pass"})
     assert records["t[a]"].status == "timeout" and "pytest-timeout ended the process" in records["t[a]"].message

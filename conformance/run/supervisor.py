@@ -3,7 +3,10 @@
 The run's pytest runs in a *run process* forked from a pre-imported zygote (see worker.py); after
 collection it forks one *attempt* at a time on request. The shared JSONL stream says which test is
 running; when an attempt dies, that test gets a CRASH record (a TIMEOUT one if pytest-timeout ended
-it or it ran past its limit), and the next attempt runs the tests still left. After
+it or it ran past its limit), and the next attempt runs the tests still left. An attempt that ends
+with tests left counts as dying in the test it was in, even when pytest closed its session and wrote
+its results (an INTERNALERROR, an interrupt): a run is finished only when every planned test has a
+record. After
 ``Limits.cut_after`` timeouts, later tests run under the shorter ``Limits.cut_timeout`` (a deadlock
 in one feature usually hangs many tests; the TIMEOUT message names the limit that applied; slow tests,
 property-based or multi-process, have ``Limits.slow_timeout`` throughout: they take seconds, not
@@ -29,6 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+import pytest
 
 from conformance.expectations import EXPECTATIONS_PATH, Breakage, load_breakages, stale_breakages
 from conformance.results import Record, write_results
@@ -225,7 +230,9 @@ class _Lane:
             limit = limits.for_run(run.timeouts())
             attempt = _run_attempt(self.processes, run, self.number, run.skip(self.only), limit)
             run.finished(attempt)
-            if attempt.clean:
+            # Finished only when every planned test has a record: pytest also writes its results file when
+            # it stops early (an INTERNALERROR, a KeyboardInterrupt), with the tests after that never run.
+            if attempt.clean and not run.remaining(self.only):
                 return False
             if attempt.running:
                 run.record(lambda: _record_death(run.ledger, attempt, limits, run.log))
@@ -414,7 +421,7 @@ def _record_death(ledger: Ledger, attempt: Attempt, limits: Limits, log: Path) -
     elif TIMEOUT_BANNER.search(attempt.output) or seconds >= attempt.running_limit:
         outcome, why = "timeout", f"did not finish within {_limit(attempt, limits)} (pytest-timeout ended the process)"
     else:
-        outcome, why = "crash", f"the test process died during this test ({_exit_status(attempt.rc)})"
+        outcome, why = "crash", f"the test process ended during this test ({_exit_status(attempt.rc)})"
     tail = _tail(_without_runner_frames(attempt.output), TAIL_LINES)
     message = f"{why}; last output (all of it in {log.name}):\n{tail}" if tail else f"{why} (output in {log.name})"
     return ledger.died(attempt.running, outcome, message, seconds)
@@ -433,6 +440,10 @@ def _exit_status(rc: int | None) -> str:
             return f"killed by signal {signal.Signals(-rc).name}"
         except ValueError:
             return f"killed by signal {-rc}"
+    if rc == pytest.ExitCode.INTERNAL_ERROR:
+        return f"exit code {rc}: pytest stopped on an INTERNALERROR"
+    if rc == pytest.ExitCode.INTERRUPTED:
+        return f"exit code {rc}: pytest was interrupted"
     return f"exit code {rc}"
 
 
