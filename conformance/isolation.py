@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -128,15 +129,36 @@ def snapshot() -> dict[str, Any]:
     return {probe.name: probe.read() for probe in PROBES}
 
 
-def restore_changes(before: dict[str, Any]) -> list[str]:
-    """Restore every probed state that differs from ``before``; describe each difference."""
-    changed = []
+def restore_changes(before: dict[str, Any], failure: BaseException | None = None) -> list[str]:
+    """Restore every probed state that differs from ``before``; describe each difference (as it was
+    when the call returned, while ``failure``, the exception it raised, if any, was still alive)."""
+    changed = [f"{probe.name}: {_show(before[probe.name])} before, {_show(now)} after"
+               for probe in PROBES if (now := probe.read()) != before[probe.name]]
+    if changed and failure is not None:
+        _release_frames(failure)
     for probe in PROBES:
-        now = probe.read()
-        if now != before[probe.name]:
-            changed.append(f"{probe.name}: {_show(before[probe.name])} before, {_show(now)} after")
+        if probe.read() != before[probe.name]:
             probe.restore(before[probe.name])
     return changed
+
+
+def _release_frames(failure: BaseException) -> None:
+    """Let go of what the failure's finished frames hold, in it and the exceptions chained to it.
+
+    A checkpoint context suspended in one of them (torch 2.6's non-reentrant generator, kept alive by
+    the exception) then closes and pops its own saved-tensor hooks. Popped from outside instead, they
+    would be popped again whenever the exception is let go of (pytest keeps the last failure until the
+    next one): a pop on an empty stack, which torch answers with an internal assert.
+    """
+    pending, seen = [failure], set()
+    while pending:
+        error = pending.pop()
+        if error is None or id(error) in seen:
+            continue
+        seen.add(id(error))
+        traceback.clear_frames(error.__traceback__)  # frames still executing (the hook's own) are skipped
+        pending += [error.__cause__, error.__context__]
+    gc.collect()
 
 
 def _show(value) -> str:
@@ -164,8 +186,8 @@ def pytest_runtest_call(item):
     before = snapshot()
     try:
         result = yield
-    except BaseException:
-        if restore_changes(before):
+    except BaseException as failure:
+        if restore_changes(before, failure):
             _charge_leftover_clause(item, test_failed=True)
         raise
     changed = restore_changes(before)

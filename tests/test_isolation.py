@@ -1,6 +1,8 @@
 """Test isolation (conformance/isolation.py): a leaking implementation fails the tests that leak, not the
 tests that run after them."""
 
+import gc
+
 import pytest
 import torch
 
@@ -44,6 +46,44 @@ def test_each_leak_is_named_and_restored(leak):
     assert len(changed) == 1, changed
     assert isolation.snapshot() == before
     assert isolation.restore_changes(before) == []
+
+
+def _fails_with_its_context_suspended():
+    """torch 2.6's non-reentrant forward, in small: a generator pushes saved-tensor hooks, the function
+    raises, and the generator stays suspended (hooks pushed) for as long as the exception holds this frame."""
+    def context():
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            yield
+
+    suspended = context()
+    next(suspended)
+    raise RuntimeError("the checkpointed function failed")
+
+
+def test_a_context_a_failure_keeps_suspended_closes_itself_and_pops_its_hooks_once():
+    outer = (lambda t: t, lambda t: t)
+    torch._C._autograd._push_saved_tensors_default_hooks(*outer)  # a pair below, which must survive
+    try:
+        before = isolation.snapshot()
+        try:
+            _fails_with_its_context_suspended()
+        except RuntimeError as failure:
+            changed = isolation.restore_changes(before, failure)
+            assert len(changed) == 1 and changed[0].startswith("saved-tensor hooks stack"), changed
+            assert isolation.snapshot() == before
+        # the failure is let go of here: a context popped from outside would now pop the pair below
+        gc.collect()
+        assert isolation.snapshot() == before, "the leaked context popped a second time when it was let go of"
+    finally:
+        while torch._C._autograd._top_saved_tensors_default_hooks(False) is not None:
+            torch._C._autograd._pop_saved_tensors_default_hooks()
+
+
+def test_explicit_default_options_hold_only_keywords_of_the_torch_under_test():
+    from conformance.releases import has_keyword
+
+    assert has_keyword("early_stop", "2.13.0+cpu") and has_keyword("debug", "2.6.0")
+    assert not has_keyword("early_stop", "2.6.0+cu124")  # the context manager is 2.1's, the keyword 2.9's
 
 
 def test_a_clause_newer_than_the_torch_under_test_reads_not_in_this_release():
