@@ -31,6 +31,17 @@ def newer_clauses(clause_ids, torch_version: str = torch.__version__) -> list[tu
             if cid in clauses and clauses[cid].since and installed < clauses[cid].since]
 
 
+# checkpoint's own keywords newer than some release the suite is run on, each by the clause that documents
+# it: the keyword exists since that clause's ``since``.
+KEYWORD_CLAUSES = {"early_stop": "earlystop.keyword-disables"}
+
+
+def has_keyword(keyword: str, torch_version: str = torch.__version__) -> bool:
+    """Whether the installed torch release's checkpoint has this keyword of its own."""
+    clause = KEYWORD_CLAUSES.get(keyword)
+    return clause is None or not newer_clauses([clause], torch_version)
+
+
 def pytest_runtest_setup(item):
     newer = newer_clauses(clause_ids_of(item))
     if newer:

@@ -101,4 +101,7 @@ def test_each_rank_replays_its_own_dropout_masks_under_ddp(ckpt, ranks, device):
 @pytest.mark.parametrize("api", sorted(data_parallel.FSDP_APIS))
 def test_fsdp_with_checkpoint_wrapper_gives_the_uncheckpointed_fsdp_gradients(ckpt, ranks, device, api):
     results = run_on_ranks(ranks, device, data_parallel.fsdp_gradients, variant=ckpt.variant, api=api)
+    unavailable = sorted({r["unavailable"] for r in results if isinstance(r, dict) and "unavailable" in r})
+    if unavailable:  # the uncheckpointed baseline, which never calls the implementation, cannot run
+        pytest.skip("; ".join(unavailable))
     assert_same_as_uncheckpointed(results, f"{api} with apply_activation_checkpointing(checkpoint_wrapper)")

@@ -28,6 +28,12 @@ def sin_chain(x, y, keep=None):
     return c.sin()
 
 
+def saved_besides(packed, args) -> list[tuple[int, ...]]:
+    """The shapes of the packed tensors that hold memory of their own: not one of ``args`` (nor a view
+    of one), and not empty (a 0-element tensor keeps no activation alive; torch 2.6 saves one per call)."""
+    return [tuple(t.shape) for t in packed if t.numel() and not any(shares_storage(t, a) for a in args)]
+
+
 @pytest.mark.clause("memory.only-inputs-saved")
 def test_graph_saves_only_the_inputs(ckpt):
     x, y = leaf(seed=1), leaf(seed=2)
@@ -38,9 +44,7 @@ def test_graph_saves_only_the_inputs(ckpt):
     )
     with packed_tensors() as packed:
         out = ckpt.checkpoint(sin_chain, x, y)
-    # A 0-element tensor holds no activation memory (torch 2.6 saves one per checkpoint): not counted.
-    intermediates = [tuple(t.shape) for t in packed
-                     if t.numel() and not shares_storage(t, x) and not shares_storage(t, y)]
+    intermediates = saved_besides(packed, [x, y])
     assert not intermediates, f"the autograd graph saved {len(intermediates)} tensors produced inside the function"
     out.sum().backward()  # and the region still backpropagates
 
@@ -125,6 +129,6 @@ def test_graph_saves_only_the_passed_tensors_whatever_they_alias(ckpt, aliasing)
     args, _ = aliased(aliasing)
     with packed_tensors() as packed:
         out = ckpt.checkpoint(sin_chain, *args)
-    others = [tuple(t.shape) for t in packed if not any(shares_storage(t, a) for a in args)]
+    others = saved_besides(packed, args)
     assert not others, f"the autograd graph saved {len(others)} tensors that are not the arguments passed ({aliasing})"
     out.sum().backward()
