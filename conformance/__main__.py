@@ -43,7 +43,7 @@ def main(argv=None) -> int:
                      f"(default: {defaults.cut_timeout:g})")
     run.add_argument("--slow-timeout", type=float, default=defaults.slow_timeout, metavar="S",
                      help="per-test limit of slow tests (property-based, multi-process: seconds each, more on a busy "
-                     f"machine), never cut (default: {defaults.slow_timeout:g})")
+                     f"machine), never cut, and never below --timeout (default: {defaults.slow_timeout:g})")
     run.add_argument("--cut-after", type=int, default=defaults.cut_after, metavar="N",
                      help=f"timeouts after which a run's later tests get --cut-timeout (default: {defaults.cut_after})")
     run.add_argument("--lanes", type=int, default=defaults.lanes, metavar="N",

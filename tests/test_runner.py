@@ -49,6 +49,11 @@ def test_the_per_test_limit_is_cut_after_some_timeouts():
     assert Limits(test_timeout=1, cut_timeout=2).for_run(5) == 1  # never longer than the limit asked for
 
 
+def test_a_slow_test_never_gets_less_than_an_ordinary_one():
+    assert Limits(test_timeout=10, slow_timeout=60).slow_limit == 60
+    assert Limits(test_timeout=600, slow_timeout=60).slow_limit == 600  # the inductor env's raised --timeout
+
+
 def test_shards_split_the_matrix_deterministically_and_cover_it_once():
     specs = expand(["a", "b", "c"], ["both"], ["cpu"])
     shards = [shard(specs, i, 4) for i in range(1, 5)]

@@ -74,6 +74,11 @@ class Limits:
     # take seconds at idle and tens of seconds on a loaded 2-core machine (10 s gave false TIMEOUTs at load 17)
     lanes: int = 6  # ... and the tests left run in this many lanes side by side (hung tests only wait)
 
+    @property
+    def slow_limit(self) -> float:
+        """A slow test's limit: never less than an ordinary test's (a raised --timeout raises it too)."""
+        return max(self.slow_timeout, self.test_timeout)
+
     def for_run(self, timeouts: int) -> float:
         """The per-test limit once a run has had ``timeouts`` timeouts."""
         return min(self.test_timeout, self.cut_timeout) if timeouts >= self.cut_after else self.test_timeout
@@ -141,7 +146,7 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
             "attempts": len(attempts),
             "test_timeout_s": limits.test_timeout,
             "cut_timeout_s": limits.cut_timeout,
-            "slow_timeout_s": limits.slow_timeout,
+            "slow_timeout_s": limits.slow_limit,
             "cut_after_timeouts": limits.cut_after,
             "lanes": len({a.lane for a in attempts}),
             "run_timeout_s": limits.run_timeout,
@@ -192,7 +197,7 @@ class _Run:
 
     def limit_of(self, nodeid: str, limit: float) -> float:
         """A test's limit in an attempt whose limit is ``limit`` (a slow test has its own)."""
-        return self.limits.slow_timeout if self.ledger.planned.get(nodeid, {}).get("slow") else limit
+        return self.limits.slow_limit if self.ledger.planned.get(nodeid, {}).get("slow") else limit
 
     def timeouts(self) -> int:
         with self.lock:
@@ -302,7 +307,7 @@ class _RunProcesses:
             target = getattr(importlib.import_module(module), name)
             self.process, self.conn = worker.start_run_process(target, args, str(self.output), self.fork_attempts)
             self.stream = _Follower(self.results.with_suffix(".jsonl"))
-        self._send({"skip": list(skip), "timeout": limit, "slow_timeout": self.limits.slow_timeout})
+        self._send({"skip": list(skip), "timeout": limit, "slow_timeout": self.limits.slow_limit})
         return _AttemptHandle(self, offset)
 
     def _send(self, message) -> None:
