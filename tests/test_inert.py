@@ -85,3 +85,25 @@ def test_the_distribution_claims_no_top_level_fixtures_package():
         pytest.skip("the harness is not installed in this environment (tox -e selftest installs it)")
     top_level = {f.parts[0] for f in files if f.suffix == ".py"}
     assert "fixtures" not in top_level and "conformance" in top_level, sorted(top_level)
+
+
+def test_a_property_tests_printed_reproducer_runs_with_the_installed_harness(tmp_path):
+    """The one-liner a falsifying example prints imports only what an installed harness has (no
+    top-level ``fixtures``): run from outside the checkout, with nothing of the checkout on the path."""
+    from conformance.binding import Checkpointer, load_implementation
+    from conformance.fixtures.strategies import Case, InputSpec, Leaf, ModelSpec
+    from conformance.suite.test_properties import check_gradients, reproducer_code
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = subprocess.run([sys.executable, "-c", "import conformance"], env=env, cwd=tmp_path, capture_output=True)
+    if probe.returncode != 0:
+        import pytest
+
+        pytest.skip("the harness is not installed in this environment (tox -e selftest installs it)")
+    case = Case(model=ModelSpec(depth=1, width=5, dropout=0.25, activation="gelu", seed=0),
+                inputs=InputSpec(args=(Leaf(shape="batch", grad=True),), kwargs={}, batch=1, seed=0))
+    code = reproducer_code(Checkpointer(load_implementation("torch.utils.checkpoint"), "non_reentrant"),
+                           check_gradients, case)
+    result = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0 and "check_gradients passed" in result.stdout, result.stdout + result.stderr

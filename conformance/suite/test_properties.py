@@ -4,7 +4,7 @@ the checkpointed run must equal the un-checkpointed run from the same seed in wh
 Generated values are seeded specs (fixtures/strategies.py), so a falsifying example shrinks to a minimal
 ``Case(...)`` that is itself the reproducer; note() also prints a one-line command that re-runs it:
 
-    python -c "from fixtures.strategies import *; from conformance.suite.test_properties import reproduce;
+    python -c "from conformance.fixtures.strategies import *; from conformance.suite.test_properties import reproduce;
                reproduce('<impl>', '<variant>', '<check>', Case(...))"
 
 What is generated follows what each variant promises. Reentrant: only top-level tensors take part in
@@ -181,10 +181,16 @@ def reproduce(impl: str, variant: str, check: str, case) -> None:
     print(f"{check} passed")
 
 
+def reproducer_code(ckpt: Checkpointer, check, case) -> str:
+    """Python code that re-runs one check on one case (conformance.fixtures: the name an installed harness
+    has too; a checkout's top-level fixtures/ is not installed)."""
+    call = f"reproduce({ckpt.impl.module.__name__!r}, {ckpt.variant!r}, {check.__name__!r}, {case!r})"
+    return f"from conformance.fixtures.strategies import *; from conformance.suite.test_properties import reproduce; {call}"
+
+
 def check_with_reproducer(ckpt: Checkpointer, check, case) -> None:
     """Print (on failure only) a one-line reproducer, and count the kinds of examples for statistics."""
-    call = f"reproduce({ckpt.impl.module.__name__!r}, {ckpt.variant!r}, {check.__name__!r}, {case!r})"
-    code = f"from fixtures.strategies import *; from conformance.suite.test_properties import reproduce; {call}"
+    code = reproducer_code(ckpt, check, case)
     shell_safe = not any(c in code for c in '"$`\\!')  # reprs quote strings with ' only, so this is the rule
     note("reproduce with: python -c " + (f'"{code}"' if shell_safe else shlex.quote(code)))
     model = case.model
