@@ -92,6 +92,9 @@ class Breakage:
 
 
 def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
+    """The declared breakages, the ones restricted to some clauses first (file order kept within each): a
+    test covered by two takes the most specific, so a row-wide cause never swallows a failure that a
+    cause of its own was declared for."""
     with open(path, "rb") as f:
         entries = tomllib.load(f).get("breakage", [])
     breakages = [Breakage(**{**entry, "impl": canonical_id(entry["impl"]), "clauses": tuple(entry.get("clauses", ()))})
@@ -102,7 +105,7 @@ def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
             raise ValueError(f"{path}: breakage of {breakage.impl} has no reason")
         if not set(breakage.clauses) <= set(known):
             raise ValueError(f"{path}: breakage of {breakage.impl} names unknown clauses {breakage.clauses}")
-    return breakages
+    return sorted(breakages, key=lambda breakage: not breakage.clauses)
 
 
 def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Clause] | None = None,

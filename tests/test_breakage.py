@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from conformance.expectations import Breakage, load_breakages, stale_breakages
+from conformance.expectations import Breakage, load_breakages, rejudge, stale_breakages
 from conformance.results import Record, Results, read_results
 from conformance.run.supervisor import Outcome
 
@@ -38,6 +38,15 @@ def test_a_breakage_whose_row_passes_is_stale(tmp_path):
 def test_another_row_is_not_covered(tmp_path):
     status, records = run(tmp_path, "tests.mutants.exceptions.leaks_saved_tensor_hooks", "some_other_impl")
     assert "fail" in {r.verdict for r in records}
+
+
+def test_a_breakage_of_some_clauses_wins_over_its_rows_whatever_the_order(tmp_path):
+    path = tmp_path / "expectations.toml"
+    path.write_text('[[breakage]]\nimpl = "x"\nreason = "the whole row"\n\n'
+                    '[[breakage]]\nimpl = "x"\nclauses = ["exceptions.no-leftover-state"]\nreason = "its own cause"\n')
+    record = Record("t[non_reentrant]", ["exceptions.no-leftover-state"], "non_reentrant", "cpu", "fail", None, "", 0.0)
+    judged = rejudge(Results({"implementation": "x", "torch": "2.13.0"}, [record]), [], breakages=load_breakages(path))
+    assert judged.records[0].expected.reason == "known breakage: its own cause"
 
 
 def test_breakages_need_a_reason(tmp_path):
