@@ -17,8 +17,22 @@ def _flat(values):
 
 
 def assert_same_forward(actual, expected, what="output"):
-    """The checkpointed forward value equals the un-checkpointed one."""
-    torch.testing.assert_close(actual, expected, msg=lambda m: f"checkpointed {what} differs from the un-checkpointed {what}: {m}")
+    """The checkpointed forward value equals the un-checkpointed one: tensors and numbers close (dtype
+    included), None as None, any other value (a string, say, which torch.testing.assert_close cannot
+    compare) equal, in the same nesting of sequences and mappings."""
+    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
+        assert len(actual) == len(expected), f"checkpointed {what} has {len(actual)} items, the un-checkpointed {len(expected)}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same_forward(a, e, f"{what}[{i}]")
+    elif isinstance(expected, dict) and isinstance(actual, dict):
+        assert list(actual) == list(expected), f"checkpointed {what} has keys {list(actual)}, the un-checkpointed {list(expected)}"
+        for key in expected:
+            assert_same_forward(actual[key], expected[key], f"{what}[{key!r}]")
+    elif expected is None or isinstance(expected, (torch.Tensor, int, float, complex)):
+        torch.testing.assert_close(actual, expected, msg=lambda m: f"checkpointed {what} differs from the un-checkpointed {what}: {m}")
+    else:
+        assert type(actual) is type(expected) and actual == expected, (
+            f"checkpointed {what} is {actual!r}, the un-checkpointed {what} {expected!r}")
 
 
 def assert_same_gradients(actual, expected, names=None):

@@ -1,8 +1,10 @@
-"""The assertion helpers fail for the right reasons: a rejection is satisfied only by the named type."""
+"""The assertion helpers fail for the right reasons: a rejection is satisfied only by the named type; an
+output is compared leaf by leaf, whatever the leaves are."""
 
 import pytest
+import torch
 
-from conformance.assertions import INVALID_ARGUMENT, assert_raises, assert_rejected
+from conformance.assertions import INVALID_ARGUMENT, assert_raises, assert_rejected, assert_same_forward
 
 
 def raise_(exception):
@@ -34,3 +36,19 @@ def test_assert_rejected_judges_the_call_then_the_backward():
         assert_rejected(ValueError, "an error", lambda: 1, then=lambda result: raise_(AttributeError("crash")))
     with pytest.raises(AssertionError, match="returned normally"):
         assert_rejected(ValueError, "an error", lambda: 1)
+
+
+def test_outputs_with_non_tensor_leaves_compare_equal_values_as_equal():
+    t = torch.ones(2)
+    assert_same_forward({"a": [t, "label", None, 3]}, {"a": (t.clone(), "".join("label"), None, 3)})
+
+
+@pytest.mark.parametrize("actual, expected", [
+    ({"a": [torch.ones(2), "label"]}, {"a": [torch.ones(2), "other"]}),  # a string leaf differs
+    ({"a": [torch.zeros(2), "label"]}, {"a": [torch.ones(2), "label"]}),  # a tensor leaf differs
+    ([torch.ones(2)], [torch.ones(2), "label"]),  # an item is missing
+    ({"b": torch.ones(2)}, {"a": torch.ones(2)}),  # another key
+])
+def test_a_differing_leaf_or_shape_of_the_output_fails_as_an_assertion(actual, expected):
+    with pytest.raises(AssertionError):
+        assert_same_forward(actual, expected)
