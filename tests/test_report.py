@@ -9,7 +9,7 @@ import pytest
 
 from conformance.__main__ import main
 from conformance.registry import Clause
-from conformance.report import build, compare, render_page
+from conformance.report import _load, build, compare, render_page
 from conformance.report.model import NA, NOT_RUN, Column
 from conformance.report.render import environment
 from conformance.results import Expected, Record, Results, write_results
@@ -216,6 +216,24 @@ def test_runs_on_another_torch_release_get_columns_of_their_own():
     m = build([("a.json", usual[0]), ("b.json", usual[1]), ("c.json", old)], clauses=CLAUSES, areas=AREAS)
     assert m.implementations == ["torch.utils.checkpoint", "torch.utils.checkpoint @ torch 2.6"]
     assert m.cell("api.value", Column("torch.utils.checkpoint @ torch 2.6", "reentrant", "cpu")).verdict == "fail"
+
+
+def test_one_implementation_on_three_releases_keeps_three_sets_of_columns(tmp_path):
+    # As tox lays them out: the same file name under builtin/ and under each release's folder.
+    for folder, torch in (("builtin", "2.13.0+cpu"), ("releases/torch-2.14.1", "2.14.1+cu130"),
+                          ("releases/torch-2.6.0", "2.6.0+cu124")):
+        (tmp_path / folder).mkdir(parents=True)
+        write_results(tmp_path / folder / "torch.utils.checkpoint-reentrant-cpu.json",
+                      results("torch.utils.checkpoint", ("api.value", "reentrant", "pass"), torch=torch))
+    write_results(tmp_path / "builtin" / "reference_impl-reentrant-cpu.json",
+                  results("reference_impl", ("api.value", "reentrant", "pass"), torch="2.13.0+cpu"))
+    m = build(_load(sorted(tmp_path.rglob("*.json"))), clauses=CLAUSES, areas=AREAS)
+    assert sorted(m.implementations) == ["reference_impl", "torch.utils.checkpoint",
+                                         "torch.utils.checkpoint @ torch 2.14", "torch.utils.checkpoint @ torch 2.6"]
+    assert sorted(run.source for run in m.runs) == [
+        "builtin/reference_impl-reentrant-cpu.json", "builtin/torch.utils.checkpoint-reentrant-cpu.json",
+        "releases/torch-2.14.1/torch.utils.checkpoint-reentrant-cpu.json",
+        "releases/torch-2.6.0/torch.utils.checkpoint-reentrant-cpu.json"]
 
 
 def test_a_cell_is_skipped_only_when_every_test_of_it_was_skipped():

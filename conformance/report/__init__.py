@@ -6,6 +6,7 @@ Knows nothing about pytest: it reads results files (conformance/results.py) and 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from conformance.expectations import load_breakages, load_deviations, rejudge
@@ -35,10 +36,14 @@ def write_report(paths, output, *, baseline=(), title: str = "Activation checkpo
 
 
 def _load(paths):
+    """[(source, results)]: a file's source is its path below the folder all the files share (the same
+    file name recurs across folders: builtin/, releases/torch-2.6.0/, one folder per shard)."""
+    paths = [Path(p) for p in paths]
+    common = Path(os.path.commonpath([p.resolve().parent for p in paths])) if paths else Path()
     loaded = []
     for path in paths:
         try:
-            loaded.append((Path(path).name, read_results(path)))
+            loaded.append((path.resolve().relative_to(common).as_posix(), read_results(path)))
         except (KeyError, TypeError, ValueError) as exc:  # JSONDecodeError is a ValueError
             raise ValueError(f"{path}: not a conformance results file ({type(exc).__name__}: {exc})") from None
     return loaded

@@ -164,10 +164,9 @@ def build(results: list[tuple[str, Results]], clauses: dict[str, Clause] | None 
     clauses = dict(load_clauses() if clauses is None else clauses)
     areas = dict(load_areas() if areas is None else areas)
     runs, grouped = [], {}  # grouped: (clause id, Column) -> records
-    label = _release_labels([(source, result.header) for source, result in results])
-    for source, result in results:
+    labels = _release_labels([result.header for _, result in results])
+    for (source, result), implementation in zip(results, labels):
         header = result.header
-        implementation = label[source]
         run_columns: dict[Column, None] = {}
         for record in result.records:
             device = header.get("device") if header.get("device") in DEVICES else (record.device or "cpu")
@@ -179,7 +178,7 @@ def build(results: list[tuple[str, Results]], clauses: dict[str, Clause] | None 
                     clauses[clause_id] = _unregistered(clause_id)
                     areas.setdefault("unregistered", "Clause ids the results name but this harness's clauses.toml lacks")
         runs.append(Run(source, header, list(run_columns), len(result.records)))
-    implementations = list(dict.fromkeys(label[r.source] for r in runs))
+    implementations = list(dict.fromkeys(labels))
     columns = sorted({c for run in runs for c in run.columns}, key=lambda c: c.sort_key(implementations))
     matrix_areas = []
     for area_id, title in areas.items():
@@ -205,18 +204,18 @@ def cell_verdict(records: list[Record]) -> str:
     return worst(ran) if ran else "skip" if records else NOT_RUN
 
 
-def _release_labels(headers: list[tuple[str, dict]]) -> dict[str, str]:
-    """source -> the implementation a run's columns go under. Where results of several torch releases
-    are reported together, runs on a release other than the most common one get columns of their own:
-    ``torch.utils.checkpoint @ torch 2.6``."""
+def _release_labels(headers: list[dict]) -> list[str]:
+    """The implementation each run's columns go under, in the order of ``headers``. Where results of
+    several torch releases are reported together, runs on a release other than the most common one get
+    columns of their own: ``torch.utils.checkpoint @ torch 2.6``. (Per run, not per file name: the
+    results of one implementation on several releases are files of the same name in other folders.)"""
     def release(header):
         return ".".join(str(header.get("torch", "")).split("+")[0].split(".")[:2])
 
-    releases = Counter(release(header) for _, header in headers)
+    releases = Counter(release(header) for header in headers)
     usual = releases.most_common(1)[0][0] if releases else ""
-    return {source: str(header.get("implementation", source)) + ("" if release(header) in ("", usual)
-                                                                  else f" @ torch {release(header)}")
-            for source, header in headers}
+    return [str(header.get("implementation", "?")) + ("" if release(header) in ("", usual) else f" @ torch {release(header)}")
+            for header in headers]
 
 
 def _unregistered(clause_id: str) -> Clause:
