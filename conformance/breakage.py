@@ -20,7 +20,7 @@ import torch
 from conformance import expectations
 from conformance.plugin import implementation
 from conformance.recording import item_param
-from conformance.releases import release_of
+from conformance.vocabulary import release_of
 
 COVERING = pytest.StashKey[dict]()  # breakage -> [tests of its row that ran, tests that failed]
 

@@ -17,6 +17,7 @@ from conformance.binding import canonical_id
 from conformance.capabilities import Capabilities
 from conformance.registry import Clause, load_clauses
 from conformance.results import Expected, Results
+from conformance.vocabulary import release_of
 
 EXPECTATIONS_PATH = Path(__file__).with_name("expectations.toml")
 
@@ -145,6 +146,5 @@ def stale_breakages(results: Results, breakages: list[Breakage]) -> list[Breakag
 
 
 def _covers(breakage: Breakage, header: dict, record) -> bool:
-    release = ".".join(str(header.get("torch", "")).split("+")[0].split(".")[:2])
     return breakage.covers(impl=canonical_id(str(header.get("implementation", ""))), variant=record.variant,
-                           torch_release=release, clauses=record.clauses)
+                           torch_release=release_of(header.get("torch", "")), clauses=record.clauses)

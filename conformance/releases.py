@@ -16,11 +16,7 @@ from torch.torch_version import TorchVersion
 
 from conformance.recording import clause_ids_of
 from conformance.registry import load_clauses
-
-
-def release_of(version: str) -> str:
-    """``"2.6.0+cpu"`` -> ``"2.6"``."""
-    return ".".join(version.split("+")[0].split(".")[:2])
+from conformance.vocabulary import release_of
 
 
 def newer_clauses(clause_ids, torch_version: str = torch.__version__) -> list[tuple[str, str]]:

@@ -4,9 +4,10 @@
 - the *verdicts* a report shows, derived from both, with their symbol, label, meaning and severity;
 - the variants and devices a run binds;
 - the API surface an implementation offers: required and optional names, ``checkpoint``'s own
-  keywords, and the documented ``checkpoint_sequential`` split.
+  keywords, and the documented ``checkpoint_sequential`` split;
+- how a torch release is named (``release_of``), for the registry, the expectations and the report.
 
-Plain data and two pure functions; it imports nothing of the harness, nor pytest, nor torch.
+Plain data and a few pure functions; it imports nothing of the harness, nor pytest, nor torch.
 """
 
 from __future__ import annotations
@@ -134,3 +135,8 @@ def sequential_segments(count: int, segments: int) -> list[tuple[int, int]]:
     ``range`` refuses a zero step: more segments than functions is an error, not a silent no-op."""
     size = count // segments
     return [(start, start + size) for start in range(0, size * (segments - 1), size)]
+
+
+def release_of(version: str) -> str:
+    """A torch release as the registry's ``since`` and the expectations' ``torch`` name it: ``"2.6.0+cpu"`` -> ``"2.6"``."""
+    return ".".join(str(version).split("+")[0].split(".")[:2])

@@ -87,7 +87,8 @@ def test_explicit_default_options_hold_only_keywords_of_the_torch_under_test():
 
 
 def test_a_clause_newer_than_the_torch_under_test_reads_not_in_this_release():
-    from conformance.releases import newer_clauses, release_of
+    from conformance.releases import newer_clauses
+    from conformance.vocabulary import release_of
 
     assert release_of("2.6.0+cu124") == "2.6"
     assert newer_clauses(["groups.reentrant-noop", "api.forward-value"], "2.6.0") == [("groups.reentrant-noop", "2.10")]

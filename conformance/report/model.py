@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from conformance.registry import Clause, load_areas, load_clauses
 from conformance.results import Record, Results
-from conformance.vocabulary import DEVICES, EXPLAINED, SEVERITY, VARIANTS, VERDICTS, worst
+from conformance.vocabulary import DEVICES, EXPLAINED, SEVERITY, VARIANTS, VERDICTS, release_of, worst
 
 NA = "n/a"  # the clause does not bind the column's variant
 NOT_RUN = "not_run"  # the clause binds it, but no test of it ran there (a record may say why: the runner gave up)
@@ -209,13 +209,10 @@ def _release_labels(headers: list[dict]) -> list[str]:
     several torch releases are reported together, runs on a release other than the most common one get
     columns of their own: ``torch.utils.checkpoint @ torch 2.6``. (Per run, not per file name: the
     results of one implementation on several releases are files of the same name in other folders.)"""
-    def release(header):
-        return ".".join(str(header.get("torch", "")).split("+")[0].split(".")[:2])
-
-    releases = Counter(release(header) for header in headers)
-    usual = releases.most_common(1)[0][0] if releases else ""
-    return [str(header.get("implementation", "?")) + ("" if release(header) in ("", usual) else f" @ torch {release(header)}")
-            for header in headers]
+    releases = [release_of(header.get("torch", "")) for header in headers]
+    usual = Counter(releases).most_common(1)[0][0] if releases else ""
+    return [str(header.get("implementation", "?")) + ("" if release in ("", usual) else f" @ torch {release}")
+            for header, release in zip(headers, releases)]
 
 
 def _unregistered(clause_id: str) -> Clause:
