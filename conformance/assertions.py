@@ -16,23 +16,28 @@ def _flat(values):
     return list(values)
 
 
-def assert_same_forward(actual, expected, what="output"):
-    """The checkpointed forward value equals the un-checkpointed one: tensors and numbers close (dtype
-    included), None as None, any other value (a string, say, which torch.testing.assert_close cannot
-    compare) equal, in the same nesting of sequences and mappings."""
+def assert_same_forward(actual, expected, what="output", *, same_types=False):
+    """The checkpointed forward value equals the un-checkpointed one, in the same nesting of sequences and
+    mappings: tensors close (dtype included); numbers close and None as None; any other value (a string,
+    which torch.testing.assert_close cannot compare) equal. With ``same_types`` (assert_same_output) each
+    container and item is of the very type the function returned, and every non-tensor item is equal."""
+    if same_types:
+        assert type(actual) is type(expected), (
+            f"{what}: the function returned a {type(expected).__name__}, checkpoint a {type(actual).__name__}")
     if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
-        assert len(actual) == len(expected), f"checkpointed {what} has {len(actual)} items, the un-checkpointed {len(expected)}"
+        assert len(actual) == len(expected), f"{what}: {len(expected)} items returned, checkpoint gives {len(actual)}"
         for i, (a, e) in enumerate(zip(actual, expected)):
-            assert_same_forward(a, e, f"{what}[{i}]")
+            assert_same_forward(a, e, f"{what}[{i}]", same_types=same_types)
     elif isinstance(expected, dict) and isinstance(actual, dict):
-        assert list(actual) == list(expected), f"checkpointed {what} has keys {list(actual)}, the un-checkpointed {list(expected)}"
+        assert list(actual) == list(expected), f"{what}: keys {list(expected)} returned, checkpoint gives {list(actual)}"
         for key in expected:
-            assert_same_forward(actual[key], expected[key], f"{what}[{key!r}]")
-    elif expected is None or isinstance(expected, (torch.Tensor, int, float, complex)):
+            assert_same_forward(actual[key], expected[key], f"{what}[{key!r}]", same_types=same_types)
+    elif isinstance(expected, torch.Tensor) or not same_types and (
+            expected is None or isinstance(expected, (int, float, complex))):
         torch.testing.assert_close(actual, expected, msg=lambda m: f"checkpointed {what} differs from the un-checkpointed {what}: {m}")
     else:
         assert type(actual) is type(expected) and actual == expected, (
-            f"checkpointed {what} is {actual!r}, the un-checkpointed {what} {expected!r}")
+            f"{what}: the function returned {expected!r}, checkpoint {actual!r}")
 
 
 def assert_same_gradients(actual, expected, names=None):
@@ -138,17 +143,4 @@ def assert_rejected(expected, what, call, *args, then=None, **kwargs):
 def assert_same_output(actual, expected, where="output"):
     """The checkpointed output is the function's output in type and structure, element by element:
     tensors equal (dtype included), other items of the same type and equal."""
-    assert type(actual) is type(expected), (
-        f"{where}: the function returned a {type(expected).__name__}, checkpoint a {type(actual).__name__}")
-    if isinstance(expected, torch.Tensor):
-        assert_same_forward(actual, expected, where)
-    elif isinstance(expected, (list, tuple)):
-        assert len(actual) == len(expected), f"{where}: {len(expected)} items returned, checkpoint gives {len(actual)}"
-        for i, (a, e) in enumerate(zip(actual, expected)):
-            assert_same_output(a, e, f"{where}[{i}]")
-    elif isinstance(expected, dict):
-        assert list(actual) == list(expected), f"{where}: keys {list(expected)} returned, checkpoint gives {list(actual)}"
-        for key in expected:
-            assert_same_output(actual[key], expected[key], f"{where}[{key!r}]")
-    else:
-        assert actual == expected, f"{where}: the function returned {expected!r}, checkpoint {actual!r}"
+    assert_same_forward(actual, expected, where, same_types=True)
