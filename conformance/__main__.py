@@ -52,6 +52,9 @@ def main(argv=None) -> int:
     run.add_argument("--run-timeout", type=float, default=defaults.run_timeout, metavar="S",
                      help="limit for each run as a whole; the running test is then recorded as TIMEOUT, the tests "
                      f"left as NOT RUN (default: {defaults.run_timeout:g})")
+    run.add_argument("--strict-levels", action="store_true",
+                     help="fail on failing tests of SHOULD, MAY and OBSERVED clauses too (by default only a MUST binds; "
+                     "the others read 'SHOULD unmet' / 'differs from torch' and leave the exit status alone)")
     run.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                      help="runs at a time (default: the machine's cores)")
     run.add_argument("--shard", type=_shard, default=(1, 1), metavar="I/N",
@@ -86,7 +89,8 @@ def main(argv=None) -> int:
         specs = shard(expand(args.impl, args.variant or ["both"], args.device or ["cpu"]), *args.shard)
         limits = Limits(test_timeout=args.timeout, run_timeout=args.run_timeout, cut_timeout=args.cut_timeout,
                         cut_after=args.cut_after, slow_timeout=args.slow_timeout, lanes=max(1, args.lanes))
-        return run_all(specs, args.out, limits, clauses=args.clause, pytest_args=pytest_args, jobs=args.jobs)
+        return run_all(specs, args.out, limits, clauses=args.clause, pytest_args=pytest_args, jobs=args.jobs,
+                       strict_levels=args.strict_levels)
     if pytest_args:
         parser.error("arguments after -- are for `run` only")
     from conformance.report import write_report

@@ -1,7 +1,8 @@
 """What is expected of a test that is not simply expected to pass, and why.
 
 Two sources, both pure data: the declared known deviations of named implementations
-(``expectations.toml``), and the capabilities an implementation claims or provides
+(``expectations.toml``, with row-level breakages and the known upstream bugs that explain failures of
+any implementation built on torch), and the capabilities an implementation claims or provides
 (conformance/capabilities.py). :func:`expected_for` combines them for one test. The plugin applies it
 at collection (a deviation becomes a strict xfail, an unclaimed capability a non-strict one), and the
 report applies it again to judge recorded results against an edited expectations file.
@@ -71,6 +72,40 @@ def expected_for(*, impl: str, capabilities: Capabilities, clause_ids, variant: 
 
 
 @dataclass(frozen=True)
+class KnownUpstream:
+    """A bug of an upstream project (torch) that explains some failing tests of whatever implementation
+    is built on it. Keyed by test, not by implementation: a module that re-exports torch's checkpoint under
+    another name fails the same tests, and its failure message then names the bug instead of leaving the
+    implementer to hunt for it. The failure stays a failure."""
+
+    test: str  # a substring of the node ids of the tests it fails
+    bug: str  # "owner/repo#N"
+    url: str
+    summary: str  # what goes wrong, in a sentence
+    clauses: tuple[str, ...] = ()  # optional: only the failures charged to these clauses
+    variant: str | None = None
+
+    def explains(self, *, nodeid: str, clauses, variant) -> bool:
+        return (self.test in nodeid and self.variant in (None, variant)
+                and (not self.clauses or bool(set(self.clauses) & set(clauses))))
+
+    @property
+    def note(self) -> str:
+        return f"this failure matches a known upstream bug, {self.bug} ({self.url}): {self.summary}"
+
+
+def load_known_upstream(path: Path = EXPECTATIONS_PATH) -> list[KnownUpstream]:
+    with open(path, "rb") as f:
+        entries = tomllib.load(f).get("known_upstream", [])
+    known = load_clauses()
+    bugs = [KnownUpstream(**{**entry, "clauses": tuple(entry.get("clauses", ()))}) for entry in entries]
+    for bug in bugs:
+        if not set(bug.clauses) <= set(known):
+            raise ValueError(f"{path}: known upstream bug {bug.bug} names unknown clauses {bug.clauses}")
+    return bugs
+
+
+@dataclass(frozen=True)
 class Breakage:
     """Row-level known breakage: one root cause that explains every failing test of a row (an
     implementation, optionally one variant, optionally on one torch release), declared once instead
@@ -112,7 +147,8 @@ def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
 def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Clause] | None = None,
             breakages: list[Breakage] = ()) -> Results:
     """The same results judged against other expectations: statuses stay, ``expected`` is recomputed
-    (a failing test of a row with a declared breakage is expected to fail, as in the run).
+    (a failing test of a row with a declared breakage is expected to fail, as in the run), and so is the
+    level each test is held to, from this harness's clause registry.
 
     The capabilities are those the run recorded in its header; a header without them (schema 1)
     keeps each record's own "unsupported" expectation and is judged again for deviations only."""
@@ -132,7 +168,7 @@ def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Cl
             breakage = next((b for b in breakages if _covers(b, header, record)), None)
             if breakage is not None:
                 expected = breakage.expected
-        records.append(replace(record, expected=expected))
+        records.append(replace(record, expected=expected, level=None))  # None: the level of this harness's registry
     return Results(header=header, records=records)
 
 

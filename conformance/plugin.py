@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import binding, expectations, hypothesis_profiles, registry
+from conformance import binding, expectations, hypothesis_profiles, levels, registry, upstream
 from conformance.recording import Recorder, clause_ids_of, item_param
 from conformance.vocabulary import DEVICES, VARIANTS
 
@@ -42,6 +42,9 @@ def pytest_addoption(parser):
                     help="write machine-readable JSON results here (and a .jsonl stream beside it)")
     group.addoption("--expectations", metavar="PATH", default=str(expectations.EXPECTATIONS_PATH),
                     help="the declared known deviations (default: the harness's expectations.toml)")
+    group.addoption("--strict-levels", action="store_true", default=False,
+                    help="fail the run on failing tests of SHOULD, MAY and OBSERVED clauses too (by default only a "
+                    "MUST binds: those read 'SHOULD unmet' / 'differs from torch' and leave the exit status alone)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads the --hypothesis-profile it was given
@@ -49,6 +52,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "clause(*ids): the specification clause(s) a conformance test checks")
     config.addinivalue_line("markers", "slow: takes seconds, not milliseconds (multi-process): `python -m conformance run` "
                             "gives it --slow-timeout")
+    config.pluginmanager.register(levels, "conformance-levels")
+    config.pluginmanager.register(upstream, "conformance-upstream")
     hypothesis_profiles.register_profiles()
     if config.getoption("hypothesis_profile", None) is None:  # an explicit --hypothesis-profile wins
         hypothesis_profiles.load_default_profile()
@@ -96,6 +101,7 @@ def _header_fields(config) -> dict:
         "implementation_module": impl.module.__name__,
         "implementation_version": impl.version,
         "capabilities": impl.capabilities.to_json(),
+        "strict_levels": config.getoption("strict_levels"),
     }
 
 
@@ -143,6 +149,7 @@ def pytest_collection_modifyitems(session, config, items):
     impl = implementation(config)
     try:
         deviations = expectations.load_deviations(Path(config.getoption("expectations")))
+        upstream.load(config)
     except (OSError, ValueError, TypeError) as exc:
         raise pytest.UsageError(f"--expectations: {exc}") from None
     clauses = registry.load_clauses()

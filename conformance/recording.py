@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 import conformance
+from conformance.registry import level_of
 from conformance.results import Expected, Record, Results, write_results
 
 MESSAGE_LIMIT = 4000
@@ -94,6 +95,7 @@ class Recorder:
             record.status, record.message = status, message
         if report.when == "call":  # the call may recharge the test: isolation's clause, a known breakage
             record.clauses = list(props["clauses"])
+            record.level = level_of(record.clauses)
             record.notes = list(props.get("notes", ()))
             if props.get("expected"):
                 record.expected = Expected(**props["expected"])

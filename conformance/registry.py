@@ -12,14 +12,13 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from conformance.vocabulary import VARIANTS
+from conformance.vocabulary import BINDING_LEVEL, DOCUMENTED_LEVELS, LEVELS, VARIANTS, strictest
 
 CLAUSES_PATH = Path(__file__).with_name("clauses.toml")
 
-LEVELS = ("MUST", "SHOULD", "MAY", "OBSERVED")
-# OBSERVED: what torch does where the docs are silent. Such a clause records torch compatibility, not
-# conformance: an implementation that differs there differs from torch, it does not break the contract.
-DOCUMENTED_LEVELS = ("MUST", "SHOULD", "MAY")
+# Levels (vocabulary.LEVELS): OBSERVED is what torch does where the docs are silent. Such a clause records
+# torch compatibility, not conformance: an implementation that differs there differs from torch, it does
+# not break the contract.
 TEXT_KINDS = ("quote", "paraphrase")
 
 
@@ -44,7 +43,7 @@ class Clause:
 
     @property
     def is_must(self) -> bool:
-        return self.level == "MUST"
+        return self.level == BINDING_LEVEL
 
     @property
     def is_documented(self) -> bool:
@@ -106,3 +105,10 @@ def load_clauses(path: Path = CLAUSES_PATH) -> dict[str, Clause]:
             raise RegistryError(f"duplicate clause id {clause.id!r}")
         clauses[clause.id] = clause
     return clauses
+
+
+def level_of(clause_ids) -> str:
+    """The level a test charged to these clauses is held to: the strictest of theirs (an id this
+    registry does not know counts as a MUST)."""
+    clauses = load_clauses()
+    return strictest(clauses[cid].level if cid in clauses else "?" for cid in clause_ids)

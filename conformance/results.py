@@ -4,7 +4,7 @@ This module is the contract between recording (conformance/recording.py, pytest 
 (conformance/run/) and rendering (conformance/report/, which knows nothing about pytest). It imports
 none of them.
 
-File format (JSON), schema 2::
+File format (JSON), schema 3::
 
     {"schema": 2,
      "header": {"implementation" (the canonical id), "implementation_name", "implementation_module",
@@ -15,12 +15,15 @@ File format (JSON), schema 2::
      "records": [{"nodeid", "clauses": [...], "variant", "device",
                   "status": what happened (vocabulary.STATUSES),
                   "expected": null (expected to pass) or {"kind": "deviation" | "unsupported", "reason"},
-                  "message", "duration", "notes": [what the implementation noted while it ran]}, ...]}
+                  "message", "duration", "notes": [what the implementation noted while it ran],
+                  "level": the level the test is held to, the strictest of its clauses' (MUST, SHOULD, MAY,
+                           OBSERVED): a failure binds only at MUST}, ...]}
 
-A record's verdict is derived, never stored: :func:`conformance.vocabulary.verdict` of its status and
-expected kind. So results can be judged again against another expectations file without re-running
-(``python -m conformance report --expectations FILE``). Schema 1 files (one ``outcome`` field that
-mixed both) are read and converted.
+A record's verdict is derived, never stored: :func:`conformance.vocabulary.verdict` of its status,
+expected kind and level. So results can be judged again against another expectations file without
+re-running (``python -m conformance report --expectations FILE``). Schema 2 files (no ``level``) take
+it from this harness's clause registry; schema 1 files (one ``outcome`` field that mixed status and
+expectation) are read and converted.
 
 A streaming companion (``<results>.jsonl``, one JSON object a line, flushed per line) has
 ``{"event": "start", "nodeid": ...}`` before each test and ``{"event": "record", ...record}``
@@ -35,9 +38,10 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from conformance.registry import level_of
 from conformance.vocabulary import EXPECTED_KINDS, STATUSES, verdict
 
-SCHEMA = 2
+SCHEMA = 3
 
 
 @dataclass(frozen=True)
@@ -64,16 +68,19 @@ class Record:
     duration: float = 0.0
     notes: list[str] = field(default_factory=list)  # what the implementation noted while the test ran (its
     # optional conformance_notes(), docs/IMPLEMENTING.md), e.g. a compiled row's graph breaks: that part ran eagerly
+    level: str | None = None  # the strictest level of its clauses; None: read from the clause registry
 
     def __post_init__(self):
         if isinstance(self.expected, dict):
             self.expected = Expected(**self.expected)
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
+        if self.level is None:
+            self.level = level_of(self.clauses)
 
     @property
     def verdict(self) -> str:
-        return verdict(self.status, self.expected.kind if self.expected else None)
+        return verdict(self.status, self.expected.kind if self.expected else None, self.level)
 
 
 @dataclass
@@ -89,8 +96,8 @@ class Results:
         schema = data.get("schema")
         if schema == 1:
             return cls(header=data["header"], records=[_from_schema_1(r) for r in data["records"]])
-        if schema != SCHEMA:
-            raise ValueError(f"results schema {schema!r} is not supported (this harness reads schemas 1 and {SCHEMA})")
+        if schema not in (2, SCHEMA):
+            raise ValueError(f"results schema {schema!r} is not supported (this harness reads schemas 1 to {SCHEMA})")
         return cls(header=data["header"], records=[Record(**r) for r in data["records"]])
 
 

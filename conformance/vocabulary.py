@@ -1,7 +1,8 @@
 """The harness's vocabulary, in one place: every other module derives its tables from this one.
 
 - what can happen to a test (*statuses*) and what an expectation can say about it;
-- the *verdicts* a report shows, derived from both, with their symbol, label, meaning and severity;
+- the *levels* of the clauses, and which of them bind an implementation;
+- the *verdicts* a report shows, derived from the three, with their symbol, label, meaning and severity;
 - the variants and devices a run binds;
 - the API surface an implementation offers: required and optional names, ``checkpoint``'s own
   keywords, and the documented ``checkpoint_sequential`` split;
@@ -38,6 +39,26 @@ EXPECTED_KINDS = (
     "unsupported",  # the implementation does not claim (or provide) what the test needs
 )
 
+# ------------------------------------------------------------------------------------- levels
+
+# A clause's level (clauses.toml), strictest first. MUST, SHOULD and MAY state the documented contract;
+# OBSERVED records what torch does where the docs are silent, so doing otherwise differs from torch without
+# breaking the contract. Only a MUST binds: a failing test of another level is reported with a verdict of
+# its own and does not fail a run (unless the run asks for --strict-levels).
+LEVELS = ("MUST", "SHOULD", "MAY", "OBSERVED")
+DOCUMENTED_LEVELS = ("MUST", "SHOULD", "MAY")
+BINDING_LEVEL = "MUST"
+
+
+def strictest(levels) -> str:
+    """The level a test is held to when it checks clauses of these levels: the strictest of them. A level
+    this vocabulary does not know (a clause of another harness version) and no level at all count as MUST."""
+    levels = list(levels)
+    if not levels or any(level not in LEVELS for level in levels):
+        return BINDING_LEVEL
+    return min(levels, key=LEVELS.index)
+
+
 # ----------------------------------------------------------------------------------- verdicts
 
 
@@ -59,6 +80,8 @@ VERDICTS = {v.name: v for v in (
     Verdict("error", "⚠", "error", "a test could not run (fixture or setup failure: a harness or adapter problem)", False, "E"),
     Verdict("fixed_deviation", "⚑", "fixed?", "a declared deviation did not happen: the test passed (remove the entry from expectations.toml)", True, "P"),
     Verdict("not_run", "○", "not run", "no test of the clause ran here (none selected, or the run was stopped before it)", None, "n"),
+    Verdict("should", "△", "SHOULD unmet", "a test of a SHOULD (or MAY) clause failed: the docs recommend the behaviour, they do not require it, so the run does not fail", False, "S"),
+    Verdict("differs", "≠", "differs from torch", "a test of an OBSERVED clause failed: the implementation does otherwise than torch where the docs are silent; that is no non-conformance, so the run does not fail", False, "D"),
     Verdict("unsupported", "⊘", "unsupported", "the implementation does not claim or provide what the test needs, and it failed", None, "u"),
     Verdict("expected_deviation", "≈", "deviation", "the test failed as a deviation declared in expectations.toml says it does", False, "x"),
     Verdict("skip", "–", "skipped", "not applicable on this machine (e.g. CUDA absent); the reason is in the tooltip", None, "s"),
@@ -68,21 +91,31 @@ VERDICTS = {v.name: v for v in (
 )}
 SEVERITY = tuple(VERDICTS)  # worst first
 SEVERE = ("fail", "crash", "timeout", "error", "fixed_deviation", "not_run")  # verdicts that make a run exit non-zero
+NOT_BINDING = ("should", "differs")  # failures of clauses that do not bind: severe only under --strict-levels
+VIOLATIONS = ("fail", *NOT_BINDING)  # the implementation did not do what the clause says, and nothing declared it
 # Verdicts whose tests the report spells out (messages, test ids, repro commands): all but pass and n/a.
 EXPLAINED = tuple(v for v in VERDICTS if v not in ("pass", "n/a"))
 
 
-def verdict(status: str, expected: str | None) -> str:
-    """The verdict of one test from what happened and what was expected (``None``: to pass).
+def verdict(status: str, expected: str | None, level: str = BINDING_LEVEL) -> str:
+    """The verdict of one test from what happened, what was expected (``None``: to pass) and the level of
+    the clause(s) it was charged to.
 
     Expectations speak of passing and failing only: a crash, a timeout, an error, a skip or a test
-    that never ran stays what it is, whatever was declared.
+    that never ran stays what it is, whatever was declared. An unexpected failure is a ``fail`` only
+    where the clause is a MUST: of a SHOULD or MAY it is ``should``, of an OBSERVED one ``differs``.
     """
     if status == "pass":
         return {None: "pass", "deviation": "fixed_deviation", "unsupported": "unclaimed_pass"}[expected]
     if status == "fail":
-        return {None: "fail", "deviation": "expected_deviation", "unsupported": "unsupported"}[expected]
+        unexpected = {"MUST": "fail", "SHOULD": "should", "MAY": "should", "OBSERVED": "differs"}[strictest([level])]
+        return {None: unexpected, "deviation": "expected_deviation", "unsupported": "unsupported"}[expected]
     return status
+
+
+def severe(strict_levels: bool = False) -> tuple[str, ...]:
+    """The verdicts that make a run exit non-zero: with ``strict_levels``, failures of any level."""
+    return SEVERE + NOT_BINDING if strict_levels else SEVERE
 
 
 def worst(verdicts) -> str:

@@ -1,4 +1,4 @@
-"""Results schema 2: status and expectation kept apart, verdicts derived, judging again without re-running."""
+"""Results schema 3: status, expectation and level kept apart, verdicts derived, judging again without re-running."""
 
 import json
 import subprocess
@@ -96,6 +96,17 @@ def test_schema_1_files_are_read_and_converted(tmp_path):
     path.write_text(json.dumps(old))
     assert [r.verdict for r in read_results(path).records] == [
         "pass", "expected_deviation", "unclaimed_pass", "crash", "fixed_deviation"]
+
+
+def test_schema_2_records_take_their_level_from_the_clause_registry(tmp_path):
+    old = {"schema": 2, "header": {"implementation": "x"}, "records": [
+        {"nodeid": n, "clauses": [c], "variant": "reentrant", "device": "cpu", "status": "fail", "expected": None,
+         "message": "", "duration": 0.0, "notes": []}
+        for n, c in [("a", "api.forward-value"), ("b", "modulestate.buffers-match"), ("c", "debug.rejects-context-fn")]]}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    assert [(r.level, r.verdict) for r in read_results(path).records] == [
+        ("MUST", "fail"), ("SHOULD", "should"), ("OBSERVED", "differs")]
 
 
 def test_an_unknown_schema_is_a_one_line_error_naming_it(tmp_path):

@@ -17,7 +17,7 @@ from conformance.vocabulary import worst
 SWEEP_FILES = {"conformance/suite/test_sweep_ops.py": "op", "conformance/suite/test_sweep_modules.py": "module"}
 SWEEP_ID = re.compile(r"^(?P<name>.+)-(?P<dtype>[a-z0-9]+)-sample(?P<index>\d+)-(?P<variant>non_reentrant|reentrant)$")
 # Verdicts that make a swept name a deviation worth a row (an unclaimed feature or a skip is not one).
-DEVIATING = ("fail", "crash", "timeout", "error", "fixed_deviation", "expected_deviation")
+DEVIATING = ("fail", "should", "differs", "crash", "timeout", "error", "fixed_deviation", "expected_deviation")
 
 
 def parse_sweep_id(param_id: str) -> dict | None:

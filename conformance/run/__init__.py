@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conformance.results import Record
 from conformance.run.supervisor import Limits, Outcome, RunError, RunSpec, supervise
-from conformance.vocabulary import DEVICES, SEVERE, VARIANTS, VERDICTS
+from conformance.vocabulary import DEVICES, VARIANTS, VERDICTS, severe
 
 __all__ = ["Limits", "RunError", "RunSpec", "expand", "run_all", "shard", "supervise"]
 
@@ -33,11 +33,14 @@ def shard(specs: list[RunSpec], index: int, count: int) -> list[RunSpec]:
 
 
 def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), pytest_args=(), jobs=1,
-            stream=None) -> int:
+            stream=None, strict_levels: bool = False) -> int:
     """Run every spec; print a line per run (with a live dot stream when runs go one at a time).
     Returns the exit code: 0 all good, 1 some test failed/crashed/timed out/errored or a declared breakage
-    went stale, 2 a run gave no results."""
+    went stale, 2 a run gave no results. Failures of clauses that do not bind (SHOULD, MAY, OBSERVED) count
+    only with ``strict_levels``."""
     stream = stream or sys.stdout
+    if strict_levels:
+        pytest_args = [*pytest_args, "--strict-levels"]
     if not specs:
         stream.write("no runs in this shard\n")
         return 0
@@ -75,7 +78,7 @@ def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), 
         for breakage in outcome.stale_breakages:
             stream.write(f"stale known breakage (no test of its row failed; remove it from expectations.toml): "
                          f"{breakage.impl} {breakage.variant or ''} {breakage.torch or ''}: {breakage.reason[:120]}\n")
-    return int(any(o.counts.get(k) for o in outcomes for k in SEVERE)
+    return int(any(o.counts.get(k) for o in outcomes for k in severe(strict_levels))
                or any(o.collection_errors or o.stale_breakages for o in outcomes))
 
 

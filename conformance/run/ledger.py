@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from conformance.results import Record, Results
 
-_RECORD_FIELDS = ("nodeid", "clauses", "variant", "device", "status", "expected", "message", "duration", "notes")
+_RECORD_FIELDS = ("nodeid", "clauses", "variant", "device", "status", "expected", "message", "duration", "notes", "level")
 
 
 class Ledger:
