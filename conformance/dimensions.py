@@ -64,6 +64,10 @@ DIMENSIONS: dict[str, Dimension] = {
                           drawable=False),
     "device": Dimension("device", ("cpu", "cuda"), "the devices the tensors live on (CUDA skips where absent)",
                         drawable=False),
+    # checkpoint_sequential over nested modules (issue 20, part 7).
+    "nested blocks": Dimension("block", ("residual", "sequential", "residual-around-sequential"),
+                               "the children of an nn.Sequential: blocks with their own forward (x + f(x)), "
+                               "nn.Sequentials, and blocks whose forward wraps an inner nn.Sequential"),
 }
 
 
