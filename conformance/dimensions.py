@@ -64,6 +64,9 @@ DIMENSIONS: dict[str, Dimension] = {
                           drawable=False),
     "device": Dimension("device", ("cpu", "cuda"), "the devices the tensors live on (CUDA skips where absent)",
                         drawable=False),
+    # The caller's objects after the call, and the program state the recompute replays (issue 20, parts 3-4).
+    "autocast dtype": Dimension("autocast_dtype", ("bfloat16", "float16"),
+                                "the dtype CPU autocast computes in around the forward (bfloat16 is its default)"),
     # checkpoint_sequential over nested modules (issue 20, part 7).
     "nested blocks": Dimension("block", ("residual", "sequential", "residual-around-sequential"),
                                "the children of an nn.Sequential: blocks with their own forward (x + f(x)), "
