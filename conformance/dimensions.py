@@ -67,6 +67,9 @@ DIMENSIONS: dict[str, Dimension] = {
     # The caller's objects after the call, and the program state the recompute replays (issue 20, parts 3-4).
     "autocast dtype": Dimension("autocast_dtype", ("bfloat16", "float16"),
                                 "the dtype CPU autocast computes in around the forward (bfloat16 is its default)"),
+    "default device setter": Dimension("device_setter", ("torch.device", "set_default_device"),
+                                       "how the forward's default device is set: a `with torch.device(...)` block, "
+                                       "or torch.set_default_device(...), undone before backward"),
     # checkpoint_sequential over nested modules (issue 20, part 7).
     "nested blocks": Dimension("block", ("residual", "sequential", "residual-around-sequential"),
                                "the children of an nn.Sequential: blocks with their own forward (x + f(x)), "
