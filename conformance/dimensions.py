@@ -70,6 +70,8 @@ DIMENSIONS: dict[str, Dimension] = {
     "default device setter": Dimension("device_setter", ("torch.device", "set_default_device"),
                                        "how the forward's default device is set: a `with torch.device(...)` block, "
                                        "or torch.set_default_device(...), undone before backward"),
+    "grad mode at backward": Dimension("backward_mode", ("enable_grad", "no_grad"),
+                                       "the grad mode of the code that calls backward"),
     # checkpoint_sequential over nested modules (issue 20, part 7).
     "nested blocks": Dimension("block", ("residual", "sequential", "residual-around-sequential"),
                                "the children of an nn.Sequential: blocks with their own forward (x + f(x)), "
