@@ -65,6 +65,9 @@ DIMENSIONS: dict[str, Dimension] = {
     "device": Dimension("device", ("cpu", "cuda"), "the devices the tensors live on (CUDA skips where absent)",
                         drawable=False),
     # The caller's objects after the call, and the program state the recompute replays (issue 20, parts 3-4).
+    "caller moment": Dimension("moment", ("after-forward", "between-passes", "after-backward"),
+                               "when the caller looks at its input tensors again: right after the call, "
+                               "reusing them between forward and backward (a residual connection), after backward"),
     "autocast dtype": Dimension("autocast_dtype", ("bfloat16", "float16"),
                                 "the dtype CPU autocast computes in around the forward (bfloat16 is its default)"),
     "default device setter": Dimension("device_setter", ("torch.device", "set_default_device"),
