@@ -75,16 +75,17 @@ def test_inputs_are_unchanged_when_the_caller_uses_them_again(ckpt, moment):
     if moment == "after-forward":
         assert_unchanged(tensors, snapshots, "right after the checkpointed forward")
     elif moment == "between-passes":
-        # A residual connection reuses the inputs before backward: it must compute with them as they were.
-        reference = caller_tensors()
-        actual, expected = with_residual(out, tensors.values()), with_residual(uses_all(*reference.values()), reference.values())
-        assert_same_forward(actual, expected, "output plus the inputs (a residual connection after the call)")
         assert_unchanged(tensors, snapshots, "between the checkpointed forward and backward")
+        # A residual connection reuses the inputs before backward: value and gradients through both paths.
+        reference = caller_tensors()
+        actual = with_residual(out, tensors.values())
+        expected = with_residual(uses_all(*reference.values()), reference.values())
+        assert_same_forward(actual, expected, "output plus the inputs (a residual connection after the call)")
         weighted_loss(actual).backward()
         weighted_loss(expected).backward()
-        grads = [name for name, t in tensors.items() if t.is_leaf and t.requires_grad]
-        assert_same_gradients([tensors[n].grad for n in grads], [reference[n].grad for n in grads],
-                              [f"{n}.grad through the block and the residual" for n in grads])
+        trained = [name for name, t in tensors.items() if t.is_leaf and t.requires_grad]
+        assert_same_gradients([tensors[n].grad for n in trained], [reference[n].grad for n in trained],
+                              [f"{n}.grad through the block and the residual" for n in trained])
     else:
         out.sum().backward()
         assert_unchanged(tensors, snapshots, "by backward through the checkpoint")
