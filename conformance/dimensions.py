@@ -64,6 +64,21 @@ DIMENSIONS: dict[str, Dimension] = {
                           drawable=False),
     "device": Dimension("device", ("cpu", "cuda"), "the devices the tensors live on (CUDA skips where absent)",
                         drawable=False),
+    # The caller's objects after the call, and the program state the recompute replays (issue 20, parts 3-4).
+    "caller moment": Dimension("moment", ("after-forward", "between-passes", "after-backward"),
+                               "when the caller looks at its input tensors again: right after the call, "
+                               "reusing them between forward and backward (a residual connection), after backward"),
+    "autocast dtype": Dimension("autocast_dtype", ("bfloat16", "float16"),
+                                "the dtype CPU autocast computes in around the forward (bfloat16 is its default)"),
+    "default device setter": Dimension("device_setter", ("torch.device", "set_default_device"),
+                                       "how the forward's default device is set: a `with torch.device(...)` block, "
+                                       "or torch.set_default_device(...), undone before backward"),
+    "grad mode at backward": Dimension("backward_mode", ("enable_grad", "no_grad"),
+                                       "the grad mode of the code that calls backward"),
+    # checkpoint_sequential over nested modules (issue 20, part 7).
+    "nested blocks": Dimension("block", ("residual", "sequential", "residual-around-sequential"),
+                               "the children of an nn.Sequential: blocks with their own forward (x + f(x)), "
+                               "nn.Sequentials, and blocks whose forward wraps an inner nn.Sequential"),
 }
 
 

@@ -7,7 +7,8 @@ from conformance.assertions import assert_same_forward, assert_same_gradients, p
 from conformance.fixtures.inputs import twin_leaves
 from conformance.fixtures.models import mlp, twins
 
-AUTOCAST_DTYPE = torch.bfloat16
+# The dtypes CPU autocast computes in: its default (bfloat16) and the other one it supports (float16).
+AUTOCAST_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
 def dtype_recorder(model, dtypes):
@@ -21,37 +22,39 @@ def dtype_recorder(model, dtypes):
     return fn
 
 
-def cpu_autocast(enabled=True):
-    return torch.autocast("cpu", dtype=AUTOCAST_DTYPE, enabled=enabled)
+def cpu_autocast(autocast_dtype, enabled=True):
+    return torch.autocast("cpu", dtype=AUTOCAST_DTYPES[autocast_dtype], enabled=enabled)
 
 
 @pytest.mark.clause("autocast.recompute-under-forward-state")
-def test_recompute_sees_the_forward_autocast_dtype(ckpt):
+@pytest.mark.parametrize("autocast_dtype", AUTOCAST_DTYPES)
+def test_recompute_sees_the_forward_autocast_dtype(ckpt, autocast_dtype):
     model, reference = twins(mlp())
     x, x_ref = twin_leaves()
     dtypes = []
-    with cpu_autocast():
+    with cpu_autocast(autocast_dtype):
         out = ckpt.checkpoint(dtype_recorder(model, dtypes), x)
         expected = dtype_recorder(reference, [])(x_ref)
     out.sum().backward()  # autocast is off here: the recompute must restore the forward's state itself
     expected.sum().backward()
     assert len(dtypes) >= 2, "the function was not re-run in backward"
-    assert set(dtypes) == {AUTOCAST_DTYPE}, f"dtypes seen in forward then recompute: {dtypes}"
+    assert set(dtypes) == {AUTOCAST_DTYPES[autocast_dtype]}, f"dtypes seen in forward then recompute: {dtypes}"
     assert_same_forward(out, expected)
     names = ["x.grad"] + [f"{n}.grad" for n, _ in model.named_parameters()]
     assert_same_gradients([x.grad, *parameter_grads(model)], [x_ref.grad, *parameter_grads(reference)], names)
 
 
 @pytest.mark.clause("autocast.backward-state-ignored")
-def test_recompute_without_autocast_stays_without_it_inside_a_disabled_region(ckpt):
+@pytest.mark.parametrize("autocast_dtype", AUTOCAST_DTYPES)
+def test_recompute_without_autocast_stays_without_it_inside_a_disabled_region(ckpt, autocast_dtype):
     model, reference = twins(mlp())
     x, x_ref = twin_leaves()
     dtypes = []
-    with cpu_autocast():
-        with cpu_autocast(enabled=False):  # autocast explicitly disabled for the region
+    with cpu_autocast(autocast_dtype):
+        with cpu_autocast(autocast_dtype, enabled=False):  # autocast explicitly disabled for the region
             out = ckpt.checkpoint(dtype_recorder(model, dtypes), x)
             expected = dtype_recorder(reference, [])(x_ref)
-        out.sum().backward()  # backward inside the enabled region must not switch the recompute to bf16
+        out.sum().backward()  # backward inside the enabled region must not switch the recompute to autocast_dtype
         expected.sum().backward()
     assert len(dtypes) >= 2, "the function was not re-run in backward"
     assert set(dtypes) == {torch.float32}, f"dtypes seen in forward then recompute: {dtypes}"
@@ -59,13 +62,14 @@ def test_recompute_without_autocast_stays_without_it_inside_a_disabled_region(ck
 
 
 @pytest.mark.clause("autocast.backward-state-ignored")
-def test_autocast_around_backward_only_does_not_reach_the_recompute(ckpt):
+@pytest.mark.parametrize("autocast_dtype", AUTOCAST_DTYPES)
+def test_autocast_around_backward_only_does_not_reach_the_recompute(ckpt, autocast_dtype):
     model, reference = twins(mlp())
     x, x_ref = twin_leaves()
     dtypes = []
     out = ckpt.checkpoint(dtype_recorder(model, dtypes), x)
     expected = dtype_recorder(reference, [])(x_ref)
-    with cpu_autocast():
+    with cpu_autocast(autocast_dtype):
         out.sum().backward()
         expected.sum().backward()
     assert len(dtypes) >= 2, "the function was not re-run in backward"

@@ -69,8 +69,23 @@ def test_suppressed_forward_error_still_raises(ckpt):
         ckpt.checkpoint(failing, x, context_fn=context_fn)
 
 
+@contextlib.contextmanager
+def default_device(setter, device):
+    """device is the default device inside the block, set the named way (dimension "default device setter")."""
+    if setter == "torch.device":
+        with torch.device(device):
+            yield
+        return
+    torch.set_default_device(device)
+    try:
+        yield
+    finally:
+        torch.set_default_device(None)  # the suite runs without a global default device
+
+
 @pytest.mark.clause("contextfn.default-device-replayed")
-def test_recompute_uses_the_forwards_default_device(ckpt):
+@pytest.mark.parametrize("device_setter", ["torch.device", "set_default_device"])
+def test_recompute_uses_the_forwards_default_device(ckpt, device_setter):
     devices = []
 
     def fn(x):
@@ -79,10 +94,10 @@ def test_recompute_uses_the_forwards_default_device(ckpt):
         return (x * scale).sin()  # saves tensors, so backward needs a recompute
 
     # meta tensors: a device other than the CPU that needs no hardware; the results are shapes only.
-    with torch.device("meta"):
+    with default_device(device_setter, "meta"):
         x = torch.ones(3, requires_grad=True)
         out = ckpt.checkpoint(fn, x)
-    out.sum().backward()  # outside the device context
+    out.sum().backward()  # under the CPU default again
     assert devices[1:], "the function was not re-run in backward"
     assert set(devices) == {"meta"}, f"default device seen by the forward, then the recompute(s): {devices}"
     assert x.grad is not None and x.grad.shape == x.shape, "no input gradient after backward"

@@ -1,7 +1,8 @@
 """checkpoint leaves the caller's input tensors as they were (clause inputs.*).
 
 The reentrant variant returns new tensors even for an identity function; that is about outputs. These
-tests look only at the inputs the caller passed in.
+tests look only at the inputs the caller passed in, right after the call, while the caller reuses them
+before backward (a residual connection), and after backward.
 """
 
 import warnings
@@ -9,47 +10,85 @@ import warnings
 import pytest
 import torch
 
-from conformance.assertions import assert_same_gradients
-from conformance.fixtures.inputs import ALIASINGS, aliased, leaf
+from conformance.assertions import assert_same_forward, assert_same_gradients
+from conformance.fixtures.functions import weighted_loss
+from conformance.fixtures.inputs import ALIASINGS, BATCH, WIDTH, aliased, leaf
 
 
 def snapshot(t):
     return dict(value=t.detach().clone(), requires_grad=t.requires_grad, is_leaf=t.is_leaf, grad_fn=t.grad_fn,
-                dtype=t.dtype, shape=t.shape)
+                dtype=t.dtype, shape=t.shape, stride=t.stride())
 
 
 def assert_unchanged(tensors, snapshots, when):
     for name, t in tensors.items():
         before, now = snapshots[name], snapshot(t)
-        assert torch.equal(now["value"], before["value"]), f"{name}: values changed {when}"
-        for attribute in ("requires_grad", "is_leaf", "dtype", "shape"):
+        for attribute in ("shape", "stride", "dtype", "requires_grad", "is_leaf"):
             assert now[attribute] == before[attribute], (
                 f"{name}.{attribute} changed {when}: {before[attribute]} -> {now[attribute]}")
+        assert torch.equal(now["value"], before["value"]), f"{name}: values changed {when}"
         assert now["grad_fn"] is before["grad_fn"], f"{name}.grad_fn changed {when}"
 
 
-def inputs():
+def caller_tensors():
+    """The tensors a caller hands a block, of every autograd kind and memory layout (equal on every call).
+    The non-contiguous ones are leaves of their own, so that only their strides tell them apart."""
     source = leaf(seed=4)
     return {
         "leaf requiring grad": leaf(seed=1),
         "tensor not requiring grad": leaf(seed=2, requires_grad=False),
+        "leaf under the non-leaf": source,
         "non-leaf (has grad_fn)": source * 2,
-        "integer tensor": torch.arange(8),
+        "integer tensor": torch.arange(WIDTH),
+        "transposed leaf": leaf(WIDTH, BATCH, seed=5, requires_grad=False).t().requires_grad_(),
+        "strided slice": leaf(BATCH, 2 * WIDTH, seed=6, requires_grad=False)[:, ::2],
+        "channels_last leaf": leaf(1, 2, BATCH, WIDTH // 2, seed=7, requires_grad=False)
+        .to(memory_format=torch.channels_last).requires_grad_(),
     }
 
 
-def uses_all(a, b, c, index):
-    return (a.sin() * b + c.exp() * a)[:, index % 8].sum(-1)
+def as_rows(t):
+    return t.reshape(BATCH, WIDTH)
+
+
+def uses_all(*tensors):
+    """Reads every argument: each floating one (as BATCH x WIDTH) with its own weight, the integer one as an index."""
+    index = next(t for t in tensors if not t.is_floating_point())
+    mixed = sum((i + 1) * as_rows(t).sin() for i, t in enumerate(tensors) if t.is_floating_point())
+    return mixed[:, index % WIDTH].exp()
+
+
+def with_residual(out, tensors):
+    """The caller's own use of its inputs after the call: the output plus each floating input."""
+    return out + sum(as_rows(t) for t in tensors if t.is_floating_point())
+
+
+MOMENTS = ("after-forward", "between-passes", "after-backward")
 
 
 @pytest.mark.clause("inputs.unchanged")
-def test_inputs_are_unchanged_by_forward_and_backward(ckpt):
-    tensors = inputs()
+@pytest.mark.parametrize("moment", MOMENTS)
+def test_inputs_are_unchanged_when_the_caller_uses_them_again(ckpt, moment):
+    tensors = caller_tensors()
     snapshots = {name: snapshot(t) for name, t in tensors.items()}
     out = ckpt.checkpoint(uses_all, *tensors.values())
-    assert_unchanged(tensors, snapshots, "by the checkpointed forward")
-    out.sum().backward()
-    assert_unchanged(tensors, snapshots, "by backward through the checkpoint")
+    if moment == "after-forward":
+        assert_unchanged(tensors, snapshots, "right after the checkpointed forward")
+    elif moment == "between-passes":
+        assert_unchanged(tensors, snapshots, "between the checkpointed forward and backward")
+        # A residual connection reuses the inputs before backward: value and gradients through both paths.
+        reference = caller_tensors()
+        actual = with_residual(out, tensors.values())
+        expected = with_residual(uses_all(*reference.values()), reference.values())
+        assert_same_forward(actual, expected, "output plus the inputs (a residual connection after the call)")
+        weighted_loss(actual).backward()
+        weighted_loss(expected).backward()
+        trained = [name for name, t in tensors.items() if t.is_leaf and t.requires_grad]
+        assert_same_gradients([tensors[n].grad for n in trained], [reference[n].grad for n in trained],
+                              [f"{n}.grad through the block and the residual" for n in trained])
+    else:
+        out.sum().backward()
+        assert_unchanged(tensors, snapshots, "by backward through the checkpoint")
 
 
 @pytest.mark.clause("inputs.unchanged")

@@ -8,7 +8,8 @@ from conformance.assertions import assert_raises, assert_same_forward, assert_sa
 from conformance.dimensions import SEQUENTIAL_FUNCTIONS
 from conformance.fixtures.functions import weighted_loss
 from conformance.fixtures.inputs import OPTIONS, leaf, twin_leaves
-from conformance.fixtures.models import counted_stack, mlp, twins
+from conformance.fixtures.models import NESTED_BLOCKS, counted_stack, log_calls, mlp, nested_stack, twins
+from conformance.vocabulary import sequential_segments
 
 # The ways to hand over the same six functions (Linear, Tanh) x 3: name -> container of a model's children.
 CONTAINERS = {
@@ -86,11 +87,18 @@ def recomputed_chunks(rerun_log):
     return chunks
 
 
-def _forward_backward(ckpt, n, segments):
-    layers, log = counted_stack(n)
-    ckpt.sequential(layers, segments, leaf()).sum().backward()
+def _rerun_chunks(ckpt, functions, log, segments):
+    """checkpoint_sequential forward and backward over functions that log their index when called: the
+    chunks re-run in backward (the forward must run each function once, in order)."""
+    n = len(functions)
+    ckpt.sequential(functions, segments, leaf()).sum().backward()
     assert log[:n] == list(range(n)), f"the forward ran the functions as {log[:n]}, not once each in order"
     return recomputed_chunks(log[n:])
+
+
+def _forward_backward(ckpt, n, segments):
+    layers, log = counted_stack(n)
+    return _rerun_chunks(ckpt, layers, log, segments)
 
 
 @pytest.mark.clause("sequential.segments")
@@ -129,6 +137,39 @@ def test_every_segment_count_reruns_all_segments_but_the_last(ckpt, segments):
         size = n // segments
         assert sorted(chunks) == [list(range(s, s + size)) for s in range(0, n - size, size)], (
             f"{n} functions in {segments} equal segments: backward re-ran {chunks}")
+
+
+# An nn.Sequential whose children are blocks with their own forward is split into its children, never
+# into their leaf modules: each child is one of the functions (spec-sources/001: list(functions.children())).
+NESTED_SEGMENTS = [2, 3]  # even splits of six children, so the chunks are fixed by the docs
+
+
+@pytest.mark.clause("sequential.same-results")
+@pytest.mark.parametrize("segments", NESTED_SEGMENTS)
+@pytest.mark.parametrize("block", NESTED_BLOCKS)
+def test_a_sequential_of_blocks_gives_the_results_of_the_uncheckpointed_model(ckpt, block, segments):
+    model, reference = twins(nested_stack(block, SEQUENTIAL_FUNCTIONS))
+    x, reference_x = twin_leaves()
+    actual = ckpt.sequential(model, segments, x)
+    expected = reference(reference_x)  # nn.Sequential's own forward: its children in order
+    assert_same_forward(actual, expected)
+    weighted_loss(actual).backward()
+    weighted_loss(expected).backward()
+    assert_same_gradients([x.grad, *parameter_grads(model)], [reference_x.grad, *parameter_grads(reference)],
+                          ["input"] + [n for n, _ in model.named_parameters()])
+
+
+@pytest.mark.clause("sequential.segments")
+@pytest.mark.parametrize("segments", NESTED_SEGMENTS)
+@pytest.mark.parametrize("block", NESTED_BLOCKS)
+def test_a_sequential_of_blocks_is_split_into_its_children(ckpt, block, segments):
+    model = nested_stack(block, SEQUENTIAL_FUNCTIONS)
+    log = log_calls(model.children())
+    chunks = _rerun_chunks(ckpt, model, log, segments)
+    expected = [list(range(start, stop)) for start, stop in sequential_segments(SEQUENTIAL_FUNCTIONS, segments)]
+    assert sorted(chunks) == expected, (
+        f"an nn.Sequential of {SEQUENTIAL_FUNCTIONS} {block} blocks in {segments} segments: backward re-ran the "
+        f"children {chunks}, expected each chunk of {expected} once and never the last segment")
 
 
 @pytest.mark.clause("sequential.bad-segments")

@@ -39,3 +39,23 @@ def map_tensors(value, fn):
     if isinstance(value, (tuple, list)):
         return type(value)(map_tensors(v, fn) for v in value)
     return value
+
+
+class _BeforeBackward(torch.autograd.Function):
+    """Identity on an output; its backward, which runs before the region's own, calls action()."""
+
+    @staticmethod
+    def forward(ctx, t, action):
+        ctx.action = action
+        return t.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.action()
+        return grad, None
+
+
+def before_backward(out, action):
+    """out (a tensor, or tensors in a tuple/list) with action() run when backward reaches an output that
+    requires grad, before the checkpointed region's own backward (and recompute) runs."""
+    return map_tensors(out, lambda t: _BeforeBackward.apply(t, action) if t.requires_grad else t)
