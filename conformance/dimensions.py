@@ -55,6 +55,26 @@ DIMENSIONS: dict[str, Dimension] = {
                            "how checkpoint_sequential's functions are handed over"),
     "entry point": Dimension("entry", ("checkpoint", "checkpoint_sequential"),
                              "the two entry points a sentence names"),
+    # Selective checkpointing, GraphExecGroup, the determinism check, backward inside the region (issue 20, 5-6).
+    "checkpoint policy": Dimension("policy", ("MUST_SAVE", "PREFER_SAVE", "MUST_RECOMPUTE", "PREFER_RECOMPUTE",
+                                              "MUST_CPU_OFFLOAD", "PREFER_CPU_OFFLOAD"),
+                                   "every CheckpointPolicy value a policy function may return"),
+    "save policy": Dimension("policy", ("MUST_SAVE", "PREFER_SAVE"), "the CheckpointPolicy values that save"),
+    "recompute policy": Dimension("policy", ("MUST_RECOMPUTE", "PREFER_RECOMPUTE"),
+                                  "the CheckpointPolicy values that recompute"),
+    "offload policy": Dimension("policy", ("MUST_CPU_OFFLOAD", "PREFER_CPU_OFFLOAD"),
+                                "the CheckpointPolicy values that save and offload to CPU"),
+    "cache mutation": Dimension("mutated_by", ("function", "caller"),
+                                "who changes in place a tensor selective checkpointing cached: the checkpointed "
+                                "function after the op, or the caller on a returned tensor before backward"),
+    "backward API": Dimension("backward", ("autograd.grad", "Tensor.backward"),
+                              "the two ways of calling backward: torch.autograd.grad and Tensor.backward"),
+    "recompute change": Dimension("change", ("shape", "dtype"),
+                                  "the metadata of a saved tensor that differs in the recompute (a device change "
+                                  "needs two devices)"),
+    "inner backward": Dimension("inner", ("autograd.grad", "autograd.grad-create-graph", "Tensor.backward"),
+                                "a backward inside the checkpointed function: torch.autograd.grad, the same with "
+                                "create_graph=True, Tensor.backward"),
     "DDP case": Dimension("ddp_case", ("once", "twice", "unused-inside", "unused-outside"),
                           "the layer checkpointed once or twice, a parameter the forward never uses inside or "
                           "outside the checkpointed layer", drawable=False),

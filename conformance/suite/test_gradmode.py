@@ -45,11 +45,31 @@ def grad_inside(t):
     return t.sin() * g
 
 
+def gradient_penalty_inside(t):
+    """A gradient the outer backward differentiates again (create_graph=True: a gradient penalty)."""
+    (g,) = torch.autograd.grad((t**3).sum(), t, create_graph=True)
+    return t.sin() * g
+
+
+def backward_inside(t):
+    """Tensor.backward on a graph of the region's own, from a leaf made inside it."""
+    w = t.detach().requires_grad_()
+    (w**3).sum().backward()
+    return t.sin() * w.grad
+
+
+# The "inner backward" dimension: the ways of running backward inside the region.
+INNER_BACKWARDS = {"autograd.grad": grad_inside, "autograd.grad-create-graph": gradient_penalty_inside,
+                   "Tensor.backward": backward_inside}
+
+
 @pytest.mark.clause("gradmode.non-reentrant-records-graph")
-def test_non_reentrant_allows_backward_inside_the_region(ckpt):
+@pytest.mark.parametrize("inner", INNER_BACKWARDS)
+def test_non_reentrant_allows_backward_inside_the_region(ckpt, inner):
+    function = INNER_BACKWARDS[inner]
     x, x_ref = twin_leaves()
-    out = ckpt.checkpoint(grad_inside, x)
-    expected = grad_inside(x_ref)
+    out = ckpt.checkpoint(function, x)
+    expected = function(x_ref)
     assert_same_forward(out, expected)
     out.sum().backward()
     expected.sum().backward()

@@ -1,8 +1,8 @@
 """The checkpointed region does not keep its activations alive (clauses memory.*).
 
 On any device: what the autograd graph packs (an ambient saved_tensors_hooks sees it) and whether
-intermediates are still alive (weak references). On CUDA: the caching allocator's statistics.
-Each probe is first shown to see the intermediates of the un-checkpointed run.
+intermediates are still alive (weak references, to tensors or to their memory). On CUDA: the caching
+allocator's statistics. Each probe is first shown to see the intermediates of the un-checkpointed run.
 """
 
 import gc
@@ -15,7 +15,7 @@ from torch import nn
 from conformance.assertions import assert_same_gradients
 from conformance.fixtures.inputs import ALIASINGS, aliased, leaf, twin_leaves
 from conformance.fixtures.models import seeded, twins
-from conformance.fixtures.probes import packed_tensors, shares_storage
+from conformance.fixtures.probes import StorageWatch, packed_tensors, shares_storage
 
 
 def sin_chain(x, y, keep=None):
@@ -132,3 +132,82 @@ def test_graph_saves_only_the_passed_tensors_whatever_they_alias(ckpt, aliasing)
     others = saved_besides(packed, args)
     assert not others, f"the autograd graph saved {len(others)} tensors that are not the arguments passed ({aliasing})"
     out.sum().backward()
+
+
+class SquareWatched(torch.autograd.Function):
+    """x * x, saving x: its backward watches the memory of the saved tensor backward gave it."""
+
+    @staticmethod
+    def forward(ctx, x, watch):
+        ctx.watch = watch
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        ctx.watch.watch(x)
+        return 2 * x * grad, None
+
+
+class WatchedRegion:
+    """sin -> square -> square, each op saving its input. Its recomputes (the calls after the first)
+    watch each intermediate as it is made, before any early stop; the squares' backward watches the
+    recomputed tensors backward uses, whatever tensor object carries them."""
+
+    def __init__(self):
+        self.watch, self.calls = StorageWatch(), 0
+
+    def __call__(self, x):
+        self.calls += 1
+        made = self.watch if self.calls > 1 else StorageWatch()  # the forward's own: intermediates-freed
+        a = made.watch(x.sin())
+        b = made.watch(SquareWatched.apply(a, self.watch))
+        return SquareWatched.apply(b, self.watch)
+
+
+def recomputed_alive_as_backward_leaves(ckpt, retain_graph):
+    """Backward through two chained regions. As backward leaves each region (its input's gradient is
+    computed, the ops before the regions are still ahead), how many of the region's recomputed tensors
+    are alive: {region: (alive, watched)}. Also returns the output, to backward again."""
+    regions = {"first": WatchedRegion(), "second": WatchedRegion()}
+    x = leaf() * 1.5  # not a leaf: its hook fires with backward still running
+    between = ckpt.checkpoint(regions["first"], x)
+    out = ckpt.checkpoint(regions["second"], between)
+    alive = {}
+
+    def on_leaving(name):
+        def hook(grad):
+            alive[name] = (regions[name].watch.alive(), len(regions[name].watch.refs))
+
+        return hook
+
+    between.register_hook(on_leaving("second"))
+    x.register_hook(on_leaving("first"))
+    out.sum().backward(retain_graph=retain_graph)
+    return alive, out
+
+
+def assert_recomputed_freed(alive, how):
+    for region in ("second", "first"):
+        assert region in alive, f"probe check: backward never reached the {region} region's input"
+        held, watched = alive[region]
+        assert watched, f"probe check: the {region} region was not recomputed (nothing watched)"
+        assert not held, (
+            f"{held} of the {watched} tensors recomputed for the {region} region are still alive after "
+            f"backward ({how}) has finished with the region and gone on: recomputed tensors must not be "
+            "kept alive once backward has used them"
+        )
+
+
+@pytest.mark.clause("memory.recomputed-freed-during-backward")
+def test_recomputed_tensors_are_freed_once_backward_has_used_them(ckpt):
+    alive, _ = recomputed_alive_as_backward_leaves(ckpt, retain_graph=False)
+    assert_recomputed_freed(alive, "retain_graph=False")
+
+
+@pytest.mark.clause("memory.recomputed-freed-with-retained-graph")
+def test_recomputed_tensors_are_freed_when_backward_retains_the_graph(ckpt):
+    alive, out = recomputed_alive_as_backward_leaves(ckpt, retain_graph=True)
+    assert_recomputed_freed(alive, "retain_graph=True")
+    out.sum().backward()  # the retained graph still backpropagates: it recomputes again

@@ -11,11 +11,17 @@ import functools
 import pytest
 import torch
 
-from conformance.assertions import assert_same_forward, assert_same_gradients
+from conformance.assertions import AUTOGRAD_ERROR, assert_same_forward, assert_same_gradients
 from conformance.fixtures.inputs import leaf, twin_leaves
 from conformance.fixtures.probes import OpCounter
 
 aten = torch.ops.aten
+
+# The CheckpointPolicy values, by kind (the "save policy", "recompute policy", "offload policy" dimensions).
+SAVE_POLICIES = ("MUST_SAVE", "PREFER_SAVE")
+RECOMPUTE_POLICIES = ("MUST_RECOMPUTE", "PREFER_RECOMPUTE")
+OFFLOAD_POLICIES = ("MUST_CPU_OFFLOAD", "PREFER_CPU_OFFLOAD")
+CHECKPOINT_POLICIES = SAVE_POLICIES + RECOMPUTE_POLICIES + OFFLOAD_POLICIES
 
 
 def sin_exp_tanh(x):
@@ -61,18 +67,28 @@ def test_selective_checkpoint_gives_uncheckpointed_gradients(ckpt, form):
     assert_same_gradients([x.grad, y.grad], [x_ref.grad, y_ref.grad], ["x gradient", "y gradient"])
 
 
+def assert_sin_not_recomputed(ckpt, policy):
+    counts = ops_run_in_backward(ckpt, policy_saving_sin(ckpt, policy, "PREFER_RECOMPUTE"))
+    assert counts["sin"] == 0, f"sin has policy {policy} but ran {counts['sin']} times during backward"
+
+
 @pytest.mark.clause("sac.save-not-recomputed")
-@pytest.mark.parametrize("save", ["MUST_SAVE", "PREFER_SAVE"])
-def test_saved_op_is_not_recomputed(ckpt, save):
-    counts = ops_run_in_backward(ckpt, policy_saving_sin(ckpt, save, "PREFER_RECOMPUTE"))
-    assert counts["sin"] == 0, f"sin has policy {save} but ran {counts['sin']} times during backward"
+@pytest.mark.parametrize("policy", SAVE_POLICIES)
+def test_saved_op_is_not_recomputed(ckpt, policy):
+    assert_sin_not_recomputed(ckpt, policy)
+
+
+@pytest.mark.clause("sac.offload-not-recomputed")
+@pytest.mark.parametrize("policy", OFFLOAD_POLICIES)
+def test_offloaded_op_is_not_recomputed(ckpt, policy):
+    assert_sin_not_recomputed(ckpt, policy)
 
 
 @pytest.mark.clause("sac.recompute-recomputed")
-@pytest.mark.parametrize("recompute", ["MUST_RECOMPUTE", "PREFER_RECOMPUTE"])
-def test_recompute_ops_are_recomputed(ckpt, recompute):
-    counts = ops_run_in_backward(ckpt, policy_saving_sin(ckpt, "MUST_SAVE", recompute))
-    assert counts["exp"] >= 1, f"exp has policy {recompute} but was not recomputed during backward ({dict(counts)})"
+@pytest.mark.parametrize("policy", RECOMPUTE_POLICIES)
+def test_recompute_ops_are_recomputed(ckpt, policy):
+    counts = ops_run_in_backward(ckpt, policy_saving_sin(ckpt, "MUST_SAVE", policy))
+    assert counts["exp"] >= 1, f"exp has policy {policy} but was not recomputed during backward ({dict(counts)})"
 
 
 @pytest.mark.clause("sac.op-list")
@@ -80,3 +96,85 @@ def test_op_list_saves_listed_and_recomputes_others(ckpt):
     counts = ops_run_in_backward(ckpt, [aten.sin.default])
     assert counts["sin"] == 0, f"sin is listed (MUST_SAVE) but ran {counts['sin']} times during backward"
     assert counts["exp"] >= 1, f"exp is not listed (PREFER_RECOMPUTE) but was not recomputed ({dict(counts)})"
+
+
+@pytest.mark.clause("sac.policy-forward-only")
+@pytest.mark.parametrize("policy", CHECKPOINT_POLICIES)
+def test_policy_is_called_during_the_forward_only(ckpt, policy):
+    is_recompute = []  # what each call's SelectiveCheckpointContext said
+    answer = policy_saving_sin(ckpt, policy, "PREFER_RECOMPUTE")
+
+    def recording_policy(ctx, op, *args, **kwargs):
+        is_recompute.append(ctx.is_recompute)
+        return answer(ctx, op, *args, **kwargs)
+
+    context_fn = functools.partial(ckpt.create_selective_checkpoint_contexts, recording_policy)
+    out = ckpt.checkpoint(sin_exp_tanh, leaf(), context_fn=context_fn)
+    in_forward = len(is_recompute)
+    out.sum().backward()  # recomputes exp and tanh at least
+    assert in_forward, "the policy function was never called during the forward pass"
+    assert len(is_recompute) == in_forward, (
+        f"the policy function was called {len(is_recompute) - in_forward} times during backward; it is only "
+        "called during the forward pass")
+    assert not any(is_recompute), "a SelectiveCheckpointContext said is_recompute=True; it is always False"
+
+
+MUTATED_BY = ("function", "caller")  # the "cache mutation" dimension: who changes sin's cached output in place
+
+
+def doubles_sin_inside(t):
+    """sin, exp of it, then sin's output doubled in place: legal without checkpointing (exp saves its
+    result, not its input), but it changes what selective checkpointing cached for sin."""
+    s = t.sin()
+    y = s.exp()
+    s.mul_(2)
+    return y + s
+
+
+def sin_and_exp(t):
+    s = t.sin()
+    return s, s.exp()
+
+
+def loss_after_cached_sin_changed(call, mutated_by, x):
+    """call(function, x) runs a region whose sin output is then changed in place, by the function itself
+    or by the caller on the returned tensor; returns the loss to run backward on."""
+    if mutated_by == "function":
+        return call(doubles_sin_inside, x).sum()
+    s, y = call(sin_and_exp, x)
+    with torch.no_grad():
+        s.mul_(2)
+    return y.sum()
+
+
+def saving_sin(ckpt, **options):
+    """call(function, x): checkpoint with sin's output cached by an op list."""
+    context_fn = functools.partial(ckpt.create_selective_checkpoint_contexts, [aten.sin.default], **options)
+    return lambda function, x: ckpt.checkpoint(function, x, context_fn=context_fn)
+
+
+def uncheckpointed(function, x):
+    return function(x)
+
+
+@pytest.mark.clause("sac.cache-mutation-detected")
+@pytest.mark.parametrize("mutated_by", MUTATED_BY)
+def test_changed_cache_entry_is_never_used_silently(ckpt, mutated_by):
+    x, x_ref = twin_leaves()
+    try:
+        loss_after_cached_sin_changed(saving_sin(ckpt), mutated_by, x).backward()
+    except AUTOGRAD_ERROR:
+        return  # the documented error, at the change or at backward
+    # No error: only an implementation that cached a copy the change cannot reach may stay silent.
+    loss_after_cached_sin_changed(uncheckpointed, mutated_by, x_ref).backward()
+    assert_same_gradients(x.grad, x_ref.grad, [f"x.grad (no error, though the {mutated_by} changed a cached tensor)"])
+
+
+@pytest.mark.clause("sac.cache-mutation-allowed")
+@pytest.mark.parametrize("mutated_by", MUTATED_BY)
+def test_changed_cache_entry_allowed_on_request(ckpt, mutated_by):
+    x, _ = twin_leaves()
+    # Must complete: with allow_cache_entry_mutation=True the check is disabled (the gradients then follow
+    # whatever the recompute reads, and are not asserted).
+    loss_after_cached_sin_changed(saving_sin(ckpt, allow_cache_entry_mutation=True), mutated_by, x).backward()
+    assert x.grad is not None, "backward completed but x got no gradient"

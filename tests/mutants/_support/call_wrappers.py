@@ -1,5 +1,6 @@
 """Helpers for mutants that break checkpoint by changing how it runs the user's function."""
 
+import contextlib
 import functools
 import itertools
 
@@ -30,6 +31,39 @@ def recomputes_under(context):
             return function(*args, **kwargs)
 
     return around
+
+
+def every_call_under(context):
+    """An `around` that runs the forward and every recompute under context()."""
+
+    def around(call, function, *args, **kwargs):
+        with context():
+            return function(*args, **kwargs)
+
+    return around
+
+
+@contextlib.contextmanager
+def patched(owner, name, make_replacement):
+    """owner.name replaced by make_replacement(the original) inside the block (e.g. torch.autograd.grad)."""
+    original = getattr(owner, name)
+    setattr(owner, name, make_replacement(original))
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+def rejecting(message):
+    """A make_replacement for patched: the patched function raises RuntimeError(message) instead."""
+
+    def replace(original):
+        def rejected(*args, **kwargs):
+            raise RuntimeError(message)
+
+        return rejected
+
+    return replace
 
 
 def map_tensors(value, fn):
