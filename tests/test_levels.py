@@ -15,6 +15,7 @@ from conformance.vocabulary import strictest, verdict
 from tests.test_plugin import REPO, run_pytest
 
 RRELU_BUG = "pytorch/pytorch#193671"
+OFFLOAD_BUG = "pytorch/pytorch#185015"
 
 
 @pytest.mark.parametrize("level, expected", [("MUST", "fail"), ("SHOULD", "should"), ("MAY", "should"),
@@ -94,18 +95,23 @@ def test_the_results_file_stores_the_level_its_verdict_derives_from(tmp_path):
 
 @pytest.mark.parametrize("impl", ["tests.correct.torch_alias", "tests.correct.own_reentrant", "tests.correct.reference_alias"])
 def test_correct_implementations_without_declarations_pass_the_whole_suite(impl, tmp_path):
-    """Their only failures are torch's real rrelu bug, inherited by those built on torch's non-reentrant
-    checkpoint: it stays a failure, and its message names the upstream issue."""
+    """Their only failures are torch's real bugs (rrelu's gradient, eager CPU offload), inherited by those
+    built on torch's non-reentrant checkpoint: each stays a failure, and its message names the upstream issue."""
     results = tmp_path / "results.json"
     done = run_pytest(f"--impl={impl}", f"--results={results}", "-q", "-p", "no:cacheprovider")
     records = read_results(results).records
     failing = [r for r in records if r.verdict not in ("pass", "skip", "should", "differs", "unsupported")]
-    assert all("nn.functional.rrelu-" in r.nodeid and RRELU_BUG in r.message for r in failing), \
-        [(r.nodeid, r.verdict, r.message[:300]) for r in failing]
+    bugs = load_known_upstream()
+
+    def named_upstream_bug(r):
+        return any(b.explains(nodeid=r.nodeid, clauses=r.clauses, variant=r.variant) and b.bug in r.message
+                   for b in bugs)
+
+    assert all(named_upstream_bug(r) for r in failing), [(r.nodeid, r.verdict, r.message[:300]) for r in failing]
     assert done.returncode == (1 if failing else 0), done.stdout[-3000:]
     assert any(r.verdict == "should" for r in records)  # BatchNorm's running statistics: reported, not failed
-    if failing:
-        assert RRELU_BUG in done.stdout
+    if impl == "tests.correct.torch_alias":  # torch's own code: it has both bugs
+        assert RRELU_BUG in done.stdout and OFFLOAD_BUG in done.stdout
 
 
 def test_the_runner_exits_zero_on_an_observed_difference_unless_strict(tmp_path, capsys):
