@@ -1,4 +1,5 @@
-"""The HTML report: verdict aggregation, percentages, the baseline diff, escaping, the command line."""
+"""The HTML report: verdict aggregation, percentages, the baseline diff, escaping, the command line, the
+index and its detail pages."""
 
 import html.parser
 import json
@@ -9,7 +10,7 @@ import pytest
 
 from conformance.__main__ import main
 from conformance.registry import Clause
-from conformance.report import _load, build, compare, render_page
+from conformance.report import _load, build, compare, render_site
 from conformance.report.model import NA, NOT_RUN, Column
 from conformance.report.render import environment
 from conformance.results import Expected, Record, Results, write_results
@@ -149,30 +150,53 @@ def test_autoescape_is_on():
     assert environment().autoescape is True
 
 
-def test_text_from_results_is_escaped_everywhere_and_the_page_is_self_contained():
+@pytest.fixture
+def hostile_site():
     hostile = results(MARKUP, ("api.value", "reentrant", "fail", MARKUP), platform=MARKUP, note={"x": MARKUP})
     hostile.records[0].nodeid = f"t.py::test[{MARKUP}]"
-    page_html = render_page(matrix_of(hostile), compare(matrix_of(hostile), matrix_of(hostile)))
-    page = Page(page_html)
-    assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4",
-                              "p", "section", "div", "span", "details", "summary", "em", "ul", "li", "dl", "dt", "dd",
-                              "table", "thead", "tbody", "tr", "th", "td", "code", "small", "blockquote", "a", "pre",
-                              "article"}
-    assert "script" not in page.tags and "b" not in page.tags and "link" not in page.tags
-    text = "".join(page.chunks)
-    assert text.count(MARKUP) >= 4  # implementation name, message, test id, environment
-    assert all(value is None or not value.startswith(("http:", "https:", "//")) for _, value in page.attrs)
-    assert not any(name == "src" or name.startswith("on") for name, _ in page.attrs)
+    return render_site(matrix_of(hostile), compare(matrix_of(hostile), matrix_of(hostile)))
 
 
-def test_report_command_writes_the_page(tmp_path, capsys):
+def test_text_from_results_is_escaped_everywhere_and_every_page_is_self_contained(hostile_site):
+    assert set(hostile_site) == {"index.html", "index-details/impl-script-alert-1-script-b-bold-b-quoted.html",
+                                 "index-details/area-api.html", "index-details/changes.html"}
+    for html_text in hostile_site.values():
+        page = Page(html_text)
+        assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4",
+                                  "p", "section", "div", "span", "details", "summary", "em", "ul", "li", "dl", "dt", "dd",
+                                  "table", "thead", "tbody", "tr", "th", "td", "code", "small", "blockquote", "a", "pre",
+                                  "article"}
+        assert "script" not in page.tags and "b" not in page.tags and "link" not in page.tags
+        assert all(value is None or not value.startswith(("http:", "https:", "//")) for _, value in page.attrs)
+        assert not any(name == "src" or name.startswith("on") for name, _ in page.attrs)
+    implementation = Page(hostile_site["index-details/impl-script-alert-1-script-b-bold-b-quoted.html"])
+    assert "".join(implementation.chunks).count(MARKUP) >= 4  # implementation name, message, test id, environment
+
+
+def test_report_command_writes_the_index_and_its_detail_pages_beside_it(tmp_path, capsys):
     write_results(tmp_path / "a.json", results("impl", ("api.forward-value", "reentrant", "fail", MARKUP)))
     write_results(tmp_path / "old.json", results("impl", ("api.forward-value", "reentrant", "pass")))
-    out = tmp_path / "site" / "index.html"
+    out = tmp_path / "site" / "compatibility.html"
     assert main(["report", str(tmp_path / "a.json"), "-o", str(out), "--baseline", str(tmp_path / "old.json")]) == 0
-    page = out.read_text()
-    assert 'data-verdict="fail"' in page and 'data-changes="1"' in page and "&lt;script&gt;" in page
-    assert stat.S_IMODE(os.stat(out).st_mode) & 0o044, "the page is readable by others (a web server)"
+    assert 'data-changes="1"' in out.read_text()
+    details = tmp_path / "site" / "compatibility-details"
+    assert sorted(p.name for p in details.iterdir()) == ["area-api.html", "changes.html", "impl-impl.html"]
+    implementation = (details / "impl-impl.html").read_text()
+    assert 'data-verdict="fail"' in implementation and "&lt;script&gt;" in implementation
+    for page in (out, *details.iterdir()):
+        assert stat.S_IMODE(os.stat(page).st_mode) & 0o044, f"{page} is readable by others (a web server)"
+
+
+def test_a_second_report_into_the_same_place_removes_the_pages_it_no_longer_has(tmp_path):
+    write_results(tmp_path / "results" / "a.json", results("a", ("api.forward-value", "reentrant", "pass")))
+    write_results(tmp_path / "results" / "b.json", results("b", ("api.forward-value", "reentrant", "pass")))
+    out = tmp_path / "site" / "index.html"
+    assert main(["report", str(tmp_path / "results"), "-o", str(out)]) == 0
+    (tmp_path / "results" / "b.json").unlink()
+    (tmp_path / "site" / "index-details" / "notes.txt").write_text("not the report's")
+    assert main(["report", str(tmp_path / "results"), "-o", str(out)]) == 0
+    assert sorted(p.name for p in (tmp_path / "site" / "index-details").iterdir()) == [
+        "area-api.html", "impl-a.html", "notes.txt"]
 
 
 def test_report_command_rejects_a_file_that_is_not_results(tmp_path, capsys):
@@ -190,7 +214,7 @@ def test_observed_clauses_count_as_torch_compatibility_not_conformance():
     assert (m.implementation_score("impl").conforming, m.implementation_score("impl").applicable) == (1, 1)
     observed = m.implementation_score("impl", "OBSERVED")
     assert (observed.conforming, observed.applicable) == (0, 1)
-    assert "like torch on 0 of 1 undocumented behaviours" in render_page(m)
+    assert "like torch on 0 of 1 undocumented behaviours" in render_site(m)["index.html"]
 
 
 def test_the_sweeps_view_lists_only_the_names_where_a_run_deviates():
@@ -203,10 +227,15 @@ def test_the_sweeps_view_lists_only_the_names_where_a_run_deviates():
         sweep("add", "reentrant", "pass"), sweep("add", "non_reentrant", "skip"),
         sweep("nn.BatchNorm1d", "reentrant", "fail", kind="modules")])
     m = build([("r.json", run)], clauses=CLAUSES, areas=AREAS)
-    page = render_page(m)
-    assert "2 ops and 1 modules swept, 2 deviate" in page
-    assert 'data-swept="nn.functional.rrelu"' in page and 'data-swept="nn.BatchNorm1d"' in page
-    assert 'data-swept="add"' not in page
+    site = render_site(m)
+    assert "2 ops and 1 modules swept, 2 deviate" in site["index.html"]
+    # per run, the names that do not deviate / the names swept: reentrant swept all 3 (BatchNorm1d fails),
+    # non_reentrant swept rrelu and add (rrelu deviates as declared, add was skipped)
+    assert 'data-sweep-worst="fail" title="worst: fail">2/3<' in site["index.html"]
+    assert 'data-sweep-worst="expected_deviation" title="worst: deviation">1/2<' in site["index.html"]
+    sweeps = site["index-details/sweeps.html"]
+    assert 'data-swept="nn.functional.rrelu"' in sweeps and 'data-swept="nn.BatchNorm1d"' in sweeps
+    assert 'data-swept="add"' not in sweeps
 
 
 def test_runs_on_another_torch_release_get_columns_of_their_own():
@@ -252,6 +281,9 @@ def test_passes_the_implementation_noted_are_marked_not_plain_passes():
     column = Column("impl", "reentrant", "cpu")
     assert [len(m.cell(c, column).noted) for c in ("api.value", "api.grads")] == [1, 0]
     assert m.noted_passes("impl") == (1, 2)
-    page = render_page(m)
-    assert 'data-noted="1/2"' in page and page.count('<sup class="noted">†</sup>') == 1
-    assert "† graph break, ran eagerly: Attempted to call function marked as skipped" in page
+    site = render_site(m)
+    assert 'data-noted="1/2"' in site["index.html"]
+    for page in (site["index-details/impl-impl.html"], site["index-details/area-api.html"]):
+        assert page.count('<sup class="noted">†</sup>') == 1
+        assert "† graph break, ran eagerly: Attempted to call function marked as skipped" in page
+

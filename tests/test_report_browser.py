@@ -1,5 +1,6 @@
-"""The report as a person sees it: rendered by headless Chromium, read back from the DOM, and
-screenshotted (kept under reports/artifacts/, or $CONFORMANCE_ARTIFACTS, for a person to look at)."""
+"""The report as a person sees it: its index and detail pages rendered by headless Chromium, read back
+from the DOM, and screenshotted (kept under reports/artifacts/, or
+$CONFORMANCE_ARTIFACTS, for a person to look at)."""
 
 import html.parser
 import os
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.__main__ import main
+from conformance.report.layout import details_of
 from conformance.results import Results, write_results
 from tests.test_report import record
 
@@ -30,6 +32,16 @@ def chromium(page: Path, tmp_path: Path, *args: str) -> str:
     return done.stdout
 
 
+def details(index: Path, pattern: str = "*.html") -> list[Path]:
+    """The detail pages of the report whose index is ``index``."""
+    return sorted((index.parent / details_of(index.name)).glob(pattern))
+
+
+def dom_of(pages: list[Path], tmp_path: Path) -> "Dom":
+    """The DOMs Chromium built of ``pages``, as one."""
+    return Dom("".join(chromium(page, tmp_path, "--dump-dom") for page in pages))
+
+
 def run(impl, variant, *records):
     return Results(
         header={"implementation": impl, "implementation_version": "1.0", "variant": variant, "device": "cpu",
@@ -41,7 +53,7 @@ def run(impl, variant, *records):
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    """A report of a conforming implementation and a broken one, with a baseline."""
+    """A report of a conforming implementation and a broken one, with a baseline. Its index."""
     d = tmp_path_factory.mktemp("report")
     files = {
         "good-reentrant.json": run("good.ckpt", "reentrant", ("api.forward-value", "pass", ""),
@@ -93,26 +105,29 @@ class Dom(html.parser.HTMLParser):
 
 
 def test_chromium_shows_the_cells_the_counts_and_messages_as_text(page, tmp_path):
-    dom = Dom(chromium(page, tmp_path, "--dump-dom"))
+    index = dom_of([page], tmp_path)
+    assert index.scores == {"good.ckpt": "4/4", "bad.ckpt": "1/4"}
+    assert "100% 4 of 4 applicable MUST clauses conform" in index.text and "25% 1 of 4" in index.text
+    assert "2 cell(s) changed" in index.text  # vs the baseline: same-gradients and reentrant-warns got worse
+    areas = dom_of(details(page, "area-*.html"), tmp_path)  # every clause × every run
     # columns: good·reentrant, good·non_reentrant, bad·reentrant, bad·non_reentrant
-    assert dom.cells[("api.same-gradients", 2)] == "fail" and dom.cells[("api.same-gradients", 3)] == "expected_deviation"
-    assert dom.cells[("reqgrad.reentrant-warns", 2)] == "crash" and dom.cells[("reqgrad.reentrant-warns", 3)] == "n/a"
-    assert dom.cells[("reqgrad.non-reentrant-gradients", 3)] == "timeout"
-    assert {dom.cells[(c, i)] for c in ("api.forward-value", "api.same-gradients") for i in (0, 1)} == {"pass"}
-    assert dom.scores == {"good.ckpt": "4/4", "bad.ckpt": "1/4"}
-    assert "100% 4 of 4 applicable MUST clauses conform" in dom.text and "25% 1 of 4" in dom.text
-    assert "✗ fail" in dom.text and "☠ crash" in dom.text and "◷ timeout" in dom.text
-    assert "2 cell(s) changed" in dom.text  # vs the baseline: same-gradients and reentrant-warns got worse
-    assert f"AssertionError: {MARKUP}" in dom.text  # the implementation's markup is text ...
-    assert "script" not in dom.tags and "b" not in dom.tags  # ... never elements
+    assert areas.cells[("api.same-gradients", 2)] == "fail" and areas.cells[("api.same-gradients", 3)] == "expected_deviation"
+    assert areas.cells[("reqgrad.reentrant-warns", 2)] == "crash" and areas.cells[("reqgrad.reentrant-warns", 3)] == "n/a"
+    assert areas.cells[("reqgrad.non-reentrant-gradients", 3)] == "timeout"
+    assert {areas.cells[(c, i)] for c in ("api.forward-value", "api.same-gradients") for i in (0, 1)} == {"pass"}
+    assert "✗ fail" in areas.text and "☠ crash" in areas.text and "◷ timeout" in areas.text
+    bad = dom_of(details(page, "impl-bad.ckpt.html"), tmp_path)
+    assert f"AssertionError: {MARKUP}" in bad.text  # the implementation's markup is text ...
+    for dom in (index, areas, bad):
+        assert "script" not in dom.tags and "b" not in dom.tags  # ... never elements
 
 
 def test_screenshot_for_a_person(page, tmp_path):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    top = ARTIFACTS / "report-top.png"
-    chromium(page, tmp_path, f"--screenshot={top}", "--window-size=1400,1100")
-    assert top.stat().st_size > 20_000
-    print(f"screenshot of the report: {top}")
+    for name, shown in (("report-top.png", page), ("report-implementation-top.png", details(page, "impl-bad.ckpt.html")[0])):
+        chromium(shown, tmp_path, f"--screenshot={ARTIFACTS / name}", "--window-size=1400,1100")
+        assert (ARTIFACTS / name).stat().st_size > 20_000
+        print(f"screenshot of the report: {ARTIFACTS / name}")
 
 
 @pytest.fixture(scope="module")
@@ -134,15 +149,15 @@ def many_runs_page(tmp_path_factory):
     return out
 
 
-def test_chromium_shows_24_runs_with_the_area_summary_first_and_a_repro_command_per_finding(many_runs_page, tmp_path):
-    dom_html = chromium(many_runs_page, tmp_path, "--dump-dom")
-    dom = Dom(dom_html)
-    assert len({column for _, column in dom.cells}) == 24
-    assert dom_html.index('id="areas"') < dom_html.index('id="matrix"')
-    summary = dom_html[dom_html.index('id="areas"'):dom_html.index('id="matrix"')]
+def test_chromium_shows_24_runs_with_the_area_summary_on_the_index_and_a_repro_command_per_finding(many_runs_page, tmp_path):
+    assert len({column for _, column in dom_of(details(many_runs_page, "area-*.html"), tmp_path).cells}) == 24
+    index = chromium(many_runs_page, tmp_path, "--dump-dom")
+    summary = index[index.index('id="areas"'):]
     assert summary.count("data-worst=") == 2 * 24  # areas api and reqgrad × runs
     assert summary.count('data-worst="fail"') == 24  # api: 1 of 2 clauses pass, the other fails
-    # one command per non-pass test: a fail, a crash and a timeout in every run
-    assert dom.text.count("Reproduce: python -m pytest 'conformance/suite/test_x.py::") == 24 * 3
+    # one command per non-pass test, on the implementations' pages: a fail, a crash and a timeout in every run
+    implementations = dom_of(details(many_runs_page, "impl-*.html"), tmp_path)
+    assert len(details(many_runs_page, "impl-*.html")) == 6
+    assert implementations.text.count("Reproduce: python -m pytest 'conformance/suite/test_x.py::") == 24 * 3
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     chromium(many_runs_page, tmp_path, f"--screenshot={ARTIFACTS / 'report-24-runs-top.png'}", "--window-size=1400,1100")
