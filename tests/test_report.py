@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from conformance.__main__ import main
-from conformance.registry import Clause
+from conformance.registry import Clause, load_areas, load_clauses
 from conformance.report import _load, build, compare, render_site
 from conformance.report.model import NA, NOT_RUN, Column
 from conformance.report.render import environment
@@ -287,3 +287,37 @@ def test_passes_the_implementation_noted_are_marked_not_plain_passes():
         assert page.count('<sup class="noted">†</sup>') == 1
         assert "† graph break, ran eagerly: Attempted to call function marked as skipped" in page
 
+
+INDEX_LIMIT = 2_000_000  # bytes (issue 19: the 32-run page was 35 MB; its index must stay under 2 MB)
+
+
+def compat_sized_results(runs=32, swept_names=800):
+    """Results the size of the full compatibility matrix (`tox -m compat`: 32 runs), at its worst for the
+    index: every registered clause tested in every run, every test failing with a message, and every swept
+    name deviating, under long implementation names. [(source, Results)]"""
+    clauses = load_clauses()
+    loaded = []
+    for i in range(runs // 2):
+        for variant in ("reentrant", "non_reentrant"):
+            name = f"vendor{i}.distributed.activation_checkpointing.checkpoint_wrapper"
+            records = [record(f"conformance/suite/test_{c.area}.py::test_{c.id}_{k}[{variant}]", c.id, variant,
+                              ("fail", "crash")[k], f"AssertionError: {c.id} differs\n" + "x" * 400)
+                       for c in clauses.values() if variant in c.variants for k in range(2)]
+            records += [record(f"conformance/suite/test_sweep_ops.py::test_op[op{n}.variant-float64-sample0-{variant}]",
+                               "api.same-gradients", variant, "fail", f"gradients of op{n} differ")
+                        for n in range(swept_names)]
+            loaded.append((f"{name}-{variant}-cpu.json", Results({"implementation": name, "device": "cpu"}, records)))
+    return loaded
+
+
+def test_the_index_of_32_runs_of_every_clause_and_sweep_failing_stays_under_2_mb():
+    loaded = compat_sized_results()
+    baseline = [(source, Results(r.header, [record(x.nodeid, x.clauses[0], x.variant, "pass") for x in r.records]))
+                for source, r in loaded]
+    site = render_site(build(loaded), compare(build(baseline), build(loaded)))
+    index = len(site["index.html"].encode())
+    assert index < INDEX_LIMIT, f"index: {index / 1e6:.2f} MB"
+    # the index keeps its summaries: a card per implementation, areas × 32 runs, every deviating swept name
+    assert site["index.html"].count('class="card"') == 16
+    assert site["index.html"].count("data-worst=") == 32 * len(load_areas())
+    assert site["index.html"].count("index-details/sweeps.html#swept-op-") == 800
