@@ -1,5 +1,5 @@
 """The report as a person sees it: its index and detail pages rendered by headless Chromium, read back
-from the DOM, and screenshotted (kept under reports/artifacts/, or
+from the DOM, their links followed, and screenshotted (kept under reports/artifacts/, or
 $CONFORMANCE_ARTIFACTS, for a person to look at)."""
 
 import html.parser
@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -53,19 +54,24 @@ def run(impl, variant, *records):
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    """A report of a conforming implementation and a broken one, with a baseline. Its index."""
+    """A report of a conforming implementation, a broken one (with a swept op) and one whose name is no file
+    name, with a baseline. Its index."""
     d = tmp_path_factory.mktemp("report")
+    bad_reentrant = run("bad.ckpt", "reentrant", ("api.forward-value", "pass", ""),
+                        ("api.same-gradients", "fail", f"AssertionError: {MARKUP}"),
+                        ("reqgrad.reentrant-warns", "crash", "the test process died (killed by signal SIGKILL)"))
+    bad_reentrant.records.append(record("conformance/suite/test_sweep_ops.py::test_op[nn.functional.rrelu-float64-sample0-reentrant]",
+                                        "api.same-gradients", "reentrant", "fail", "gradients differ"))
     files = {
         "good-reentrant.json": run("good.ckpt", "reentrant", ("api.forward-value", "pass", ""),
                                    ("api.same-gradients", "pass", ""), ("reqgrad.reentrant-warns", "pass", "")),
         "good-non_reentrant.json": run("good.ckpt", "non_reentrant", ("api.forward-value", "pass", ""),
                                        ("api.same-gradients", "pass", ""), ("reqgrad.non-reentrant-gradients", "pass", "")),
-        "bad-reentrant.json": run("bad.ckpt", "reentrant", ("api.forward-value", "pass", ""),
-                                  ("api.same-gradients", "fail", f"AssertionError: {MARKUP}"),
-                                  ("reqgrad.reentrant-warns", "crash", "the test process died (killed by signal SIGKILL)")),
+        "bad-reentrant.json": bad_reentrant,
         "bad-non_reentrant.json": run("bad.ckpt", "non_reentrant", ("api.forward-value", "pass", ""),
                                       ("api.same-gradients", "expected_deviation", "expected deviation: known"),
                                       ("reqgrad.non-reentrant-gradients", "timeout", "did not finish within 5 s")),
+        "odd-reentrant.json": run("odd <name> & co", "reentrant", ("api.forward-value", "pass", "")),
     }
     for name, results in files.items():
         write_results(d / name, results)
@@ -106,11 +112,11 @@ class Dom(html.parser.HTMLParser):
 
 def test_chromium_shows_the_cells_the_counts_and_messages_as_text(page, tmp_path):
     index = dom_of([page], tmp_path)
-    assert index.scores == {"good.ckpt": "4/4", "bad.ckpt": "1/4"}
+    assert index.scores == {"good.ckpt": "4/4", "bad.ckpt": "1/4", "odd <name> & co": "1/1"}
     assert "100% 4 of 4 applicable MUST clauses conform" in index.text and "25% 1 of 4" in index.text
     assert "2 cell(s) changed" in index.text  # vs the baseline: same-gradients and reentrant-warns got worse
     areas = dom_of(details(page, "area-*.html"), tmp_path)  # every clause × every run
-    # columns: good·reentrant, good·non_reentrant, bad·reentrant, bad·non_reentrant
+    # columns: good·reentrant, good·non_reentrant, bad·reentrant, bad·non_reentrant, odd·reentrant
     assert areas.cells[("api.same-gradients", 2)] == "fail" and areas.cells[("api.same-gradients", 3)] == "expected_deviation"
     assert areas.cells[("reqgrad.reentrant-warns", 2)] == "crash" and areas.cells[("reqgrad.reentrant-warns", 3)] == "n/a"
     assert areas.cells[("reqgrad.non-reentrant-gradients", 3)] == "timeout"
@@ -120,6 +126,48 @@ def test_chromium_shows_the_cells_the_counts_and_messages_as_text(page, tmp_path
     assert f"AssertionError: {MARKUP}" in bad.text  # the implementation's markup is text ...
     for dom in (index, areas, bad):
         assert "script" not in dom.tags and "b" not in dom.tags  # ... never elements
+
+
+class Links(html.parser.HTMLParser):
+    """A page's links and the ids of its elements."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.hrefs, self.ids = [], set()
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "a":
+            self.hrefs.append(a["href"])
+
+
+def test_the_index_opens_and_every_link_of_it_and_of_its_detail_pages_resolves(page, tmp_path):
+    """From the index, follow every link: each names a file of the report (relative, nothing fetched) and an
+    element of it that Chromium built; every detail page is reached."""
+    pages, queue, links = {}, [page.resolve()], []
+    while queue:
+        here = queue.pop()
+        if here not in pages:
+            dom = chromium(here, tmp_path, "--dump-dom")
+            assert '<header class="page">' in dom and "</h1>" in dom, f"{here} did not open: {dom[:300]}"
+            pages[here] = Links(dom)
+            for href in pages[here].hrefs:
+                url = urlsplit(href)
+                assert not url.scheme and not url.netloc and not url.path.startswith("/"), f"{here}: {href}"
+                target = (here.parent / unquote(url.path)).resolve() if url.path else here
+                assert target.is_file(), f"{here}: {href} names no file"
+                links.append((here, href, target, unquote(url.fragment)))
+                queue.append(target)
+    assert set(pages) == {page.resolve(), *(p.resolve() for p in details(page))}  # every detail page is linked
+    assert {p.name for p in details(page)} == {"impl-good.ckpt.html", "impl-bad.ckpt.html", "impl-odd-name-co.html",
+                                               "area-api.html", "area-reqgrad.html", "sweeps.html", "changes.html"}
+    broken = [(here.name, href) for here, href, target, anchor in links if anchor and anchor not in pages[target].ids]
+    assert not broken
+    anchored = {target.name for _, _, target, anchor in links if anchor}
+    assert {"impl-bad.ckpt.html", "area-api.html", "sweeps.html"} <= anchored  # cells, areas and swept names
 
 
 def test_screenshot_for_a_person(page, tmp_path):
