@@ -321,3 +321,11 @@ def test_the_index_of_32_runs_of_every_clause_and_sweep_failing_stays_under_2_mb
     assert site["index.html"].count('class="card"') == 16
     assert site["index.html"].count("data-worst=") == 32 * len(load_areas())
     assert site["index.html"].count("index-details/sweeps.html#swept-op-") == 800
+
+
+def test_a_results_file_without_a_test_is_named_on_the_index():
+    # It feeds no column, so no implementation page shows it (the runner found nothing to run, say).
+    site = render_site(build([("a.json", results("impl", ("api.value", "reentrant", "pass"))),
+                              ("sub/empty.json", results("broken.ckpt"))], clauses=CLAUSES, areas=AREAS))
+    assert 'data-empty-runs="1"' in site["index.html"] and "<code>sub/empty.json</code> (broken.ckpt)" in site["index.html"]
+    assert 'data-empty-runs' not in render_site(matrix_of(results("impl", ("api.value", "reentrant", "pass"))))["index.html"]

@@ -23,7 +23,7 @@ class Layout:
     index: str  # the index's file name, e.g. "compatibility.html"
     details: str  # the folder of the detail pages, e.g. "compatibility-details"
     implementations: dict[str, str]  # implementation label -> its page
-    areas: dict[str, str]  # area id -> its page
+    areas: dict[str, str]  # area id -> its page, for the areas with a tested clause
     sweeps: str
     changes: str
 
@@ -32,7 +32,7 @@ class Layout:
         details = details_of(index)
         taken: set[str] = set()
         implementations = {label: _page(details, "impl-", label, taken) for label in matrix.implementations}
-        areas = {area.id: _page(details, "area-", area.id, taken) for area in matrix.areas}
+        areas = {area.id: _page(details, "area-", area.id, taken) for area in matrix.areas if area.tested}
         return cls(index, details, implementations, areas, f"{details}/sweeps.html", f"{details}/changes.html")
 
     def href(self, here: str, to: str, anchor: str | None = None) -> str:

@@ -63,7 +63,7 @@ def render_site(matrix: Matrix, diff: Diff | None = None, *, index: str = "index
         pages.append(page(path, "implementation.html.j2", implementation=implementation,
                           columns=[c for c in matrix.columns if c.implementation == implementation],
                           runs=runs, environment=_environment_table(runs)))
-    pages += [page(layout.areas[area.id], "area.html.j2", area=area) for area in matrix.areas if area.tested]
+    pages += [page(layout.areas[area.id], "area.html.j2", area=area) for area in matrix.areas if area.id in layout.areas]
     if sweeps:
         pages.append(page(layout.sweeps, "sweeps.html.j2", sweeps=sweeps))
     if diff is not None:
