@@ -11,6 +11,7 @@ import pytest
 from conformance.__main__ import main
 from conformance.registry import Clause, load_areas, load_clauses
 from conformance.report import _load, build, compare, render_site
+from conformance.report.layout import Layout
 from conformance.report.model import NA, NOT_RUN, Column
 from conformance.report.render import environment
 from conformance.results import Expected, Record, Results, write_results
@@ -329,3 +330,17 @@ def test_a_results_file_without_a_test_is_named_on_the_index():
                               ("sub/empty.json", results("broken.ckpt"))], clauses=CLAUSES, areas=AREAS))
     assert 'data-empty-runs="1"' in site["index.html"] and "<code>sub/empty.json</code> (broken.ckpt)" in site["index.html"]
     assert 'data-empty-runs' not in render_site(matrix_of(results("impl", ("api.value", "reentrant", "pass"))))["index.html"]
+
+
+def test_page_names_are_file_names_unique_without_regard_to_case_and_links_are_relative():
+    layout = Layout.of(matrix_of(results("Foo/bar", ("api.value", "reentrant", "pass")),
+                                 results("foo bar", ("api.value", "reentrant", "pass"))), "compat.html")
+    # one folder may be served from a case-insensitive file system (macOS, Windows)
+    assert layout.implementations == {"Foo/bar": "compat-details/impl-Foo-bar.html",
+                                      "foo bar": "compat-details/impl-foo-bar-2.html"}
+    assert layout.areas == {"api": "compat-details/area-api.html"}  # rng: no clause of it tested
+    page = layout.implementations["Foo/bar"]
+    assert layout.href("compat.html", page, "d0-api.value") == "compat-details/impl-Foo-bar.html#d0-api.value"
+    assert layout.href(page, "compat.html") == "../compat.html"
+    assert layout.href(page, layout.areas["api"], "area-api") == "area-api.html#area-api"
+    assert layout.href(page, page, "d0-api.value") == "#d0-api.value"

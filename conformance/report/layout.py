@@ -21,19 +21,18 @@ DETAILS_SUFFIX = "-details"  # not the bare stem: `-o reports/builtin.html` must
 @dataclass(frozen=True)
 class Layout:
     index: str  # the index's file name, e.g. "compatibility.html"
-    details: str  # the folder of the detail pages, e.g. "compatibility-details"
     implementations: dict[str, str]  # implementation label -> its page
     areas: dict[str, str]  # area id -> its page, for the areas with a tested clause
     sweeps: str
     changes: str
 
     @classmethod
-    def of(cls, matrix: Matrix, index: str = "index.html") -> Layout:
+    def of(cls, matrix: Matrix, index: str) -> Layout:
         details = details_of(index)
         taken: set[str] = set()
         implementations = {label: _page(details, "impl-", label, taken) for label in matrix.implementations}
         areas = {area.id: _page(details, "area-", area.id, taken) for area in matrix.areas if area.tested}
-        return cls(index, details, implementations, areas, f"{details}/sweeps.html", f"{details}/changes.html")
+        return cls(index, implementations, areas, f"{details}/sweeps.html", f"{details}/changes.html")
 
     def href(self, here: str, to: str, anchor: str | None = None) -> str:
         """The link from page ``here`` to page ``to`` (to an element of it, with ``anchor``)."""
