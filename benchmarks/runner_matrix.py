@@ -29,6 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from conformance.report.layout import details_of  # noqa: E402
 from conformance.results import read_results  # noqa: E402
 
 MATRICES = {
@@ -57,11 +58,13 @@ def run_matrix(name: str, out: Path) -> dict:
         runs[path.stem] = {"counts": dict(Counter(r.verdict for r in results.records)),
                            "attempts": results.header["supervisor"]["attempts"],
                            "seconds": results.header["supervisor"]["seconds"]}
-    html = page.read_text(encoding="utf-8")
+    pages = [page, *(out / details_of(page.name)).glob("*.html")]
+    html = "".join(p.read_text(encoding="utf-8") for p in pages)
     return {
         "matrix": name, "command": " ".join(command[1:]), "exit": done.returncode, "wall_s": round(seconds, 1),
         "cores": os.cpu_count(), "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in load_after], "runs": runs, "report_bytes": len(html.encode()),
+        "index_bytes": page.stat().st_size,
         "markup_escaped": "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>" not in html,
     }
 
@@ -102,7 +105,8 @@ def main() -> int:
             failed |= bool(figures["problems"])
         report.append(figures)
         print(f"{name}: {figures['wall_s']} s wall (exit {figures['exit']}), {figures['cores']} cores, load "
-              f"{figures['load_before']} -> {figures['load_after']}, report {figures['report_bytes'] / 1e6:.2f} MB")
+              f"{figures['load_before']} -> {figures['load_after']}, report {figures['report_bytes'] / 1e6:.2f} MB "
+              f"(index {figures['index_bytes'] / 1e6:.2f} MB)")
         for run, data in figures["runs"].items():
             print(f"  {run:<55} {data['seconds']:>6} s  {data['attempts']:>3} attempts  {data['counts']}")
         if figures.get("problems"):

@@ -1,5 +1,6 @@
 """``python -m conformance run ...`` (run the suite, record results) and ``python -m conformance report
-...`` (render results as one static HTML page). ``python -m conformance <command> --help`` for details."""
+...`` (render results as static HTML: an index page and its detail pages). ``python -m conformance <command>
+--help`` for details."""
 
 from __future__ import annotations
 
@@ -62,15 +63,18 @@ def main(argv=None) -> int:
                      "`report` merges their results files (default: 1/1, everything)")
 
     report = commands.add_parser(
-        "report", help="render results files as one self-contained HTML page",
-        description="Render results files (from `run` or pytest --results) as a static HTML page: the clause × "
-        "run matrix, conformance percentages, failures, environments, and changes since --baseline.",
+        "report", help="render results files as static HTML pages: an index and its detail pages",
+        description="Render results files (from `run` or pytest --results) as static HTML pages without script: an "
+        "index (conformance percentages, areas × runs, the sweeps, changes since --baseline) and, in the folder "
+        "beside it, a page per implementation (its clause × run matrix, failures, environments) and per area (its "
+        "clauses × every run). All links are relative: publish the index with its folder as they are.",
     )
     report.add_argument("results", nargs="+", type=Path,
                         help="results files (JSON), or directories whose *.json files (at any depth, e.g. one "
                         "folder per shard) are taken")
     report.add_argument("-o", "--output", type=Path, default=Path("reports/index.html"),
-                        help="the HTML file to write (default: reports/index.html)")
+                        help="the index page to write; the detail pages go into NAME-details/ beside it "
+                        "(default: reports/index.html, with reports/index-details/)")
     report.add_argument("--baseline", action="append", type=Path, default=[], metavar="OLD.json",
                         help="earlier results to compare with (repeatable): the page lists cells whose verdict changed")
     report.add_argument("--expectations", type=Path, default=None, metavar="TOML",

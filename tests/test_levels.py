@@ -122,8 +122,9 @@ def test_the_runner_exits_zero_on_an_observed_difference_unless_strict(tmp_path,
     assert run_all(observed, tmp_path / "loose", limits, clauses=["debug.rejects-context-fn"]) == 0
     assert run_all(observed, tmp_path / "strict", limits, clauses=["debug.rejects-context-fn"], strict_levels=True) == 1
     assert "1 differs" in capsys.readouterr().out
-    page = write_report(sorted((tmp_path / "loose").glob("*.json")), tmp_path / "page.html").read_text()
-    assert "differs from torch" in page
+    write_report(sorted((tmp_path / "loose").glob("*.json")), tmp_path / "page.html")
+    [implementation] = (tmp_path / "page-details").glob("impl-*.html")  # its cells and findings
+    assert 'data-verdict="differs"' in implementation.read_text() and "differs from torch" in implementation.read_text()
     must = [RunSpec("tests.mutants.contextfn.swaps_context_managers", "non_reentrant", "cpu")]
     assert run_all(must, tmp_path / "must", limits, clauses=["contextfn.forward-and-recompute"]) == 1
 

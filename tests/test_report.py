@@ -1,4 +1,5 @@
-"""The HTML report: verdict aggregation, percentages, the baseline diff, escaping, the command line."""
+"""The HTML report: verdict aggregation, percentages, the baseline diff, escaping, the command line, the
+index and its detail pages."""
 
 import html.parser
 import json
@@ -8,8 +9,9 @@ import stat
 import pytest
 
 from conformance.__main__ import main
-from conformance.registry import Clause
-from conformance.report import _load, build, compare, render_page
+from conformance.registry import Clause, load_areas, load_clauses
+from conformance.report import _load, build, compare, render_site
+from conformance.report.layout import Layout
 from conformance.report.model import NA, NOT_RUN, Column
 from conformance.report.render import environment
 from conformance.results import Expected, Record, Results, write_results
@@ -149,30 +151,53 @@ def test_autoescape_is_on():
     assert environment().autoescape is True
 
 
-def test_text_from_results_is_escaped_everywhere_and_the_page_is_self_contained():
+@pytest.fixture
+def hostile_site():
     hostile = results(MARKUP, ("api.value", "reentrant", "fail", MARKUP), platform=MARKUP, note={"x": MARKUP})
     hostile.records[0].nodeid = f"t.py::test[{MARKUP}]"
-    page_html = render_page(matrix_of(hostile), compare(matrix_of(hostile), matrix_of(hostile)))
-    page = Page(page_html)
-    assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4",
-                              "p", "section", "div", "span", "details", "summary", "em", "ul", "li", "dl", "dt", "dd",
-                              "table", "thead", "tbody", "tr", "th", "td", "code", "small", "blockquote", "a", "pre",
-                              "article"}
-    assert "script" not in page.tags and "b" not in page.tags and "link" not in page.tags
-    text = "".join(page.chunks)
-    assert text.count(MARKUP) >= 4  # implementation name, message, test id, environment
-    assert all(value is None or not value.startswith(("http:", "https:", "//")) for _, value in page.attrs)
-    assert not any(name == "src" or name.startswith("on") for name, _ in page.attrs)
+    return render_site(matrix_of(hostile), compare(matrix_of(hostile), matrix_of(hostile)))
 
 
-def test_report_command_writes_the_page(tmp_path, capsys):
+def test_text_from_results_is_escaped_everywhere_and_every_page_is_self_contained(hostile_site):
+    assert set(hostile_site) == {"index.html", "index-details/impl-script-alert-1-script-b-bold-b-quoted.html",
+                                 "index-details/area-api.html", "index-details/changes.html"}
+    for html_text in hostile_site.values():
+        page = Page(html_text)
+        assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4",
+                                  "p", "section", "div", "span", "details", "summary", "em", "ul", "li", "dl", "dt", "dd",
+                                  "table", "thead", "tbody", "tr", "th", "td", "code", "small", "blockquote", "a", "pre",
+                                  "article"}
+        assert "script" not in page.tags and "b" not in page.tags and "link" not in page.tags
+        assert all(value is None or not value.startswith(("http:", "https:", "//")) for _, value in page.attrs)
+        assert not any(name == "src" or name.startswith("on") for name, _ in page.attrs)
+    implementation = Page(hostile_site["index-details/impl-script-alert-1-script-b-bold-b-quoted.html"])
+    assert "".join(implementation.chunks).count(MARKUP) >= 4  # implementation name, message, test id, environment
+
+
+def test_report_command_writes_the_index_and_its_detail_pages_beside_it(tmp_path, capsys):
     write_results(tmp_path / "a.json", results("impl", ("api.forward-value", "reentrant", "fail", MARKUP)))
     write_results(tmp_path / "old.json", results("impl", ("api.forward-value", "reentrant", "pass")))
-    out = tmp_path / "site" / "index.html"
+    out = tmp_path / "site" / "compatibility.html"
     assert main(["report", str(tmp_path / "a.json"), "-o", str(out), "--baseline", str(tmp_path / "old.json")]) == 0
-    page = out.read_text()
-    assert 'data-verdict="fail"' in page and 'data-changes="1"' in page and "&lt;script&gt;" in page
-    assert stat.S_IMODE(os.stat(out).st_mode) & 0o044, "the page is readable by others (a web server)"
+    assert 'data-changes="1"' in out.read_text()
+    details = tmp_path / "site" / "compatibility-details"
+    assert sorted(p.name for p in details.iterdir()) == ["area-api.html", "changes.html", "impl-impl.html"]
+    implementation = (details / "impl-impl.html").read_text()
+    assert 'data-verdict="fail"' in implementation and "&lt;script&gt;" in implementation
+    for page in (out, *details.iterdir()):
+        assert stat.S_IMODE(os.stat(page).st_mode) & 0o044, f"{page} is readable by others (a web server)"
+
+
+def test_a_second_report_into_the_same_place_removes_the_pages_it_no_longer_has(tmp_path):
+    write_results(tmp_path / "results" / "a.json", results("a", ("api.forward-value", "reentrant", "pass")))
+    write_results(tmp_path / "results" / "b.json", results("b", ("api.forward-value", "reentrant", "pass")))
+    out = tmp_path / "site" / "index.html"
+    assert main(["report", str(tmp_path / "results"), "-o", str(out)]) == 0
+    (tmp_path / "results" / "b.json").unlink()
+    (tmp_path / "site" / "index-details" / "notes.txt").write_text("not the report's")
+    assert main(["report", str(tmp_path / "results"), "-o", str(out)]) == 0
+    assert sorted(p.name for p in (tmp_path / "site" / "index-details").iterdir()) == [
+        "area-api.html", "impl-a.html", "notes.txt"]
 
 
 def test_report_command_rejects_a_file_that_is_not_results(tmp_path, capsys):
@@ -190,7 +215,7 @@ def test_observed_clauses_count_as_torch_compatibility_not_conformance():
     assert (m.implementation_score("impl").conforming, m.implementation_score("impl").applicable) == (1, 1)
     observed = m.implementation_score("impl", "OBSERVED")
     assert (observed.conforming, observed.applicable) == (0, 1)
-    assert "like torch on 0 of 1 undocumented behaviours" in render_page(m)
+    assert "like torch on 0 of 1 undocumented behaviours" in render_site(m)["index.html"]
 
 
 def test_the_sweeps_view_lists_only_the_names_where_a_run_deviates():
@@ -203,10 +228,15 @@ def test_the_sweeps_view_lists_only_the_names_where_a_run_deviates():
         sweep("add", "reentrant", "pass"), sweep("add", "non_reentrant", "skip"),
         sweep("nn.BatchNorm1d", "reentrant", "fail", kind="modules")])
     m = build([("r.json", run)], clauses=CLAUSES, areas=AREAS)
-    page = render_page(m)
-    assert "2 ops and 1 modules swept, 2 deviate" in page
-    assert 'data-swept="nn.functional.rrelu"' in page and 'data-swept="nn.BatchNorm1d"' in page
-    assert 'data-swept="add"' not in page
+    site = render_site(m)
+    assert "2 ops and 1 modules swept, 2 deviate" in site["index.html"]
+    # per run, the names that do not deviate / the names swept: reentrant swept all 3 (BatchNorm1d fails),
+    # non_reentrant swept rrelu and add (rrelu deviates as declared, add was skipped)
+    assert 'data-sweep-worst="fail" title="worst: fail">2/3<' in site["index.html"]
+    assert 'data-sweep-worst="expected_deviation" title="worst: deviation">1/2<' in site["index.html"]
+    sweeps = site["index-details/sweeps.html"]
+    assert 'data-swept="nn.functional.rrelu"' in sweeps and 'data-swept="nn.BatchNorm1d"' in sweeps
+    assert 'data-swept="add"' not in sweeps
 
 
 def test_runs_on_another_torch_release_get_columns_of_their_own():
@@ -252,6 +282,65 @@ def test_passes_the_implementation_noted_are_marked_not_plain_passes():
     column = Column("impl", "reentrant", "cpu")
     assert [len(m.cell(c, column).noted) for c in ("api.value", "api.grads")] == [1, 0]
     assert m.noted_passes("impl") == (1, 2)
-    page = render_page(m)
-    assert 'data-noted="1/2"' in page and page.count('<sup class="noted">†</sup>') == 1
-    assert "† graph break, ran eagerly: Attempted to call function marked as skipped" in page
+    site = render_site(m)
+    assert 'data-noted="1/2"' in site["index.html"]
+    for page in (site["index-details/impl-impl.html"], site["index-details/area-api.html"]):
+        assert page.count('<sup class="noted">†</sup>') == 1
+        assert "† graph break, ran eagerly: Attempted to call function marked as skipped" in page
+
+
+INDEX_LIMIT = 2_000_000  # bytes (issue 19: the 32-run page was 35 MB; its index must stay under 2 MB)
+
+
+def compat_sized_results(runs=32, swept_names=800):
+    """Results the size of the full compatibility matrix (`tox -m compat`: 32 runs), at its worst for the
+    index: every registered clause tested in every run, every test failing with a message, and every swept
+    name deviating, under long implementation names. [(source, Results)]"""
+    clauses = load_clauses()
+    loaded = []
+    for i in range(runs // 2):
+        for variant in ("reentrant", "non_reentrant"):
+            name = f"vendor{i}.distributed.activation_checkpointing.checkpoint_wrapper"
+            records = [record(f"conformance/suite/test_{c.area}.py::test_{c.id}_{k}[{variant}]", c.id, variant,
+                              ("fail", "crash")[k], f"AssertionError: {c.id} differs\n" + "x" * 400)
+                       for c in clauses.values() if variant in c.variants for k in range(2)]
+            records += [record(f"conformance/suite/test_sweep_ops.py::test_op[op{n}.variant-float64-sample0-{variant}]",
+                               "api.same-gradients", variant, "fail", f"gradients of op{n} differ")
+                        for n in range(swept_names)]
+            loaded.append((f"{name}-{variant}-cpu.json", Results({"implementation": name, "device": "cpu"}, records)))
+    return loaded
+
+
+def test_the_index_of_32_runs_of_every_clause_and_sweep_failing_stays_under_2_mb():
+    loaded = compat_sized_results()
+    baseline = [(source, Results(r.header, [record(x.nodeid, x.clauses[0], x.variant, "pass") for x in r.records]))
+                for source, r in loaded]
+    site = render_site(build(loaded), compare(build(baseline), build(loaded)))
+    index = len(site["index.html"].encode())
+    assert index < INDEX_LIMIT, f"index: {index / 1e6:.2f} MB"
+    # the index keeps its summaries: a card per implementation, areas × 32 runs, every deviating swept name
+    assert site["index.html"].count('class="card"') == 16
+    assert site["index.html"].count("data-worst=") == 32 * len(load_areas())
+    assert site["index.html"].count("index-details/sweeps.html#swept-op-") == 800
+
+
+def test_a_results_file_without_a_test_is_named_on_the_index():
+    # It feeds no column, so no implementation page shows it (the runner found nothing to run, say).
+    site = render_site(build([("a.json", results("impl", ("api.value", "reentrant", "pass"))),
+                              ("sub/empty.json", results("broken.ckpt"))], clauses=CLAUSES, areas=AREAS))
+    assert 'data-empty-runs="1"' in site["index.html"] and "<code>sub/empty.json</code> (broken.ckpt)" in site["index.html"]
+    assert 'data-empty-runs' not in render_site(matrix_of(results("impl", ("api.value", "reentrant", "pass"))))["index.html"]
+
+
+def test_page_names_are_file_names_unique_without_regard_to_case_and_links_are_relative():
+    layout = Layout.of(matrix_of(results("Foo/bar", ("api.value", "reentrant", "pass")),
+                                 results("foo bar", ("api.value", "reentrant", "pass"))), "compat.html")
+    # one folder may be served from a case-insensitive file system (macOS, Windows)
+    assert layout.implementations == {"Foo/bar": "compat-details/impl-Foo-bar.html",
+                                      "foo bar": "compat-details/impl-foo-bar-2.html"}
+    assert layout.areas == {"api": "compat-details/area-api.html"}  # rng: no clause of it tested
+    page = layout.implementations["Foo/bar"]
+    assert layout.href("compat.html", page, "d0-api.value") == "compat-details/impl-Foo-bar.html#d0-api.value"
+    assert layout.href(page, "compat.html") == "../compat.html"
+    assert layout.href(page, layout.areas["api"], "area-api") == "area-api.html#area-api"
+    assert layout.href(page, page, "d0-api.value") == "#d0-api.value"

@@ -1,15 +1,18 @@
-"""The report as a person sees it: rendered by headless Chromium, read back from the DOM, and
-screenshotted (kept under reports/artifacts/, or $CONFORMANCE_ARTIFACTS, for a person to look at)."""
+"""The report as a person sees it: its index and detail pages rendered by headless Chromium, read back
+from the DOM, their links followed, and screenshotted (kept under reports/artifacts/, or
+$CONFORMANCE_ARTIFACTS, for a person to look at)."""
 
 import html.parser
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
 from conformance.__main__ import main
+from conformance.report.layout import details_of
 from conformance.results import Results, write_results
 from tests.test_report import record
 
@@ -30,6 +33,16 @@ def chromium(page: Path, tmp_path: Path, *args: str) -> str:
     return done.stdout
 
 
+def details(index: Path, pattern: str = "*.html") -> list[Path]:
+    """The detail pages of the report whose index is ``index``."""
+    return sorted((index.parent / details_of(index.name)).glob(pattern))
+
+
+def dom_of(pages: list[Path], tmp_path: Path) -> "Dom":
+    """The DOMs Chromium built of ``pages``, as one."""
+    return Dom("".join(chromium(page, tmp_path, "--dump-dom") for page in pages))
+
+
 def run(impl, variant, *records):
     return Results(
         header={"implementation": impl, "implementation_version": "1.0", "variant": variant, "device": "cpu",
@@ -41,19 +54,24 @@ def run(impl, variant, *records):
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    """A report of a conforming implementation and a broken one, with a baseline."""
+    """A report of a conforming implementation, a broken one (with a swept op) and one whose name is no file
+    name, with a baseline. Its index."""
     d = tmp_path_factory.mktemp("report")
+    bad_reentrant = run("bad.ckpt", "reentrant", ("api.forward-value", "pass", ""),
+                        ("api.same-gradients", "fail", f"AssertionError: {MARKUP}"),
+                        ("reqgrad.reentrant-warns", "crash", "the test process died (killed by signal SIGKILL)"))
+    bad_reentrant.records.append(record("conformance/suite/test_sweep_ops.py::test_op[nn.functional.rrelu-float64-sample0-reentrant]",
+                                        "api.same-gradients", "reentrant", "fail", "gradients differ"))
     files = {
         "good-reentrant.json": run("good.ckpt", "reentrant", ("api.forward-value", "pass", ""),
                                    ("api.same-gradients", "pass", ""), ("reqgrad.reentrant-warns", "pass", "")),
         "good-non_reentrant.json": run("good.ckpt", "non_reentrant", ("api.forward-value", "pass", ""),
                                        ("api.same-gradients", "pass", ""), ("reqgrad.non-reentrant-gradients", "pass", "")),
-        "bad-reentrant.json": run("bad.ckpt", "reentrant", ("api.forward-value", "pass", ""),
-                                  ("api.same-gradients", "fail", f"AssertionError: {MARKUP}"),
-                                  ("reqgrad.reentrant-warns", "crash", "the test process died (killed by signal SIGKILL)")),
+        "bad-reentrant.json": bad_reentrant,
         "bad-non_reentrant.json": run("bad.ckpt", "non_reentrant", ("api.forward-value", "pass", ""),
                                       ("api.same-gradients", "expected_deviation", "expected deviation: known"),
                                       ("reqgrad.non-reentrant-gradients", "timeout", "did not finish within 5 s")),
+        "odd-reentrant.json": run("odd <name> & co", "reentrant", ("api.forward-value", "pass", "")),
     }
     for name, results in files.items():
         write_results(d / name, results)
@@ -93,26 +111,71 @@ class Dom(html.parser.HTMLParser):
 
 
 def test_chromium_shows_the_cells_the_counts_and_messages_as_text(page, tmp_path):
-    dom = Dom(chromium(page, tmp_path, "--dump-dom"))
-    # columns: good·reentrant, good·non_reentrant, bad·reentrant, bad·non_reentrant
-    assert dom.cells[("api.same-gradients", 2)] == "fail" and dom.cells[("api.same-gradients", 3)] == "expected_deviation"
-    assert dom.cells[("reqgrad.reentrant-warns", 2)] == "crash" and dom.cells[("reqgrad.reentrant-warns", 3)] == "n/a"
-    assert dom.cells[("reqgrad.non-reentrant-gradients", 3)] == "timeout"
-    assert {dom.cells[(c, i)] for c in ("api.forward-value", "api.same-gradients") for i in (0, 1)} == {"pass"}
-    assert dom.scores == {"good.ckpt": "4/4", "bad.ckpt": "1/4"}
-    assert "100% 4 of 4 applicable MUST clauses conform" in dom.text and "25% 1 of 4" in dom.text
-    assert "✗ fail" in dom.text and "☠ crash" in dom.text and "◷ timeout" in dom.text
-    assert "2 cell(s) changed" in dom.text  # vs the baseline: same-gradients and reentrant-warns got worse
-    assert f"AssertionError: {MARKUP}" in dom.text  # the implementation's markup is text ...
-    assert "script" not in dom.tags and "b" not in dom.tags  # ... never elements
+    index = dom_of([page], tmp_path)
+    assert index.scores == {"good.ckpt": "4/4", "bad.ckpt": "1/4", "odd <name> & co": "1/1"}
+    assert "100% 4 of 4 applicable MUST clauses conform" in index.text and "25% 1 of 4" in index.text
+    assert "2 cell(s) changed" in index.text  # vs the baseline: same-gradients and reentrant-warns got worse
+    areas = dom_of(details(page, "area-*.html"), tmp_path)  # every clause × every run
+    # columns: good·reentrant, good·non_reentrant, bad·reentrant, bad·non_reentrant, odd·reentrant
+    assert areas.cells[("api.same-gradients", 2)] == "fail" and areas.cells[("api.same-gradients", 3)] == "expected_deviation"
+    assert areas.cells[("reqgrad.reentrant-warns", 2)] == "crash" and areas.cells[("reqgrad.reentrant-warns", 3)] == "n/a"
+    assert areas.cells[("reqgrad.non-reentrant-gradients", 3)] == "timeout"
+    assert {areas.cells[(c, i)] for c in ("api.forward-value", "api.same-gradients") for i in (0, 1)} == {"pass"}
+    assert "✗ fail" in areas.text and "☠ crash" in areas.text and "◷ timeout" in areas.text
+    bad = dom_of(details(page, "impl-bad.ckpt.html"), tmp_path)
+    assert f"AssertionError: {MARKUP}" in bad.text  # the implementation's markup is text ...
+    for dom in (index, areas, bad):
+        assert "script" not in dom.tags and "b" not in dom.tags  # ... never elements
+
+
+class Links(html.parser.HTMLParser):
+    """A page's links and the ids of its elements."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.hrefs, self.ids = [], set()
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "a":
+            self.hrefs.append(a["href"])
+
+
+def test_the_index_opens_and_every_link_of_it_and_of_its_detail_pages_resolves(page, tmp_path):
+    """From the index, follow every link: each names a file of the report (relative, nothing fetched) and an
+    element of it that Chromium built; every detail page is reached."""
+    pages, queue, links = {}, [page.resolve()], []
+    while queue:
+        here = queue.pop()
+        if here not in pages:
+            dom = chromium(here, tmp_path, "--dump-dom")
+            assert '<header class="page">' in dom and "</h1>" in dom, f"{here} did not open: {dom[:300]}"
+            pages[here] = Links(dom)
+            for href in pages[here].hrefs:
+                url = urlsplit(href)
+                assert not url.scheme and not url.netloc and not url.path.startswith("/"), f"{here}: {href}"
+                target = (here.parent / unquote(url.path)).resolve() if url.path else here
+                assert target.is_file(), f"{here}: {href} names no file"
+                links.append((here, href, target, unquote(url.fragment)))
+                queue.append(target)
+    assert set(pages) == {page.resolve(), *(p.resolve() for p in details(page))}  # every detail page is linked
+    assert {p.name for p in details(page)} == {"impl-good.ckpt.html", "impl-bad.ckpt.html", "impl-odd-name-co.html",
+                                               "area-api.html", "area-reqgrad.html", "sweeps.html", "changes.html"}
+    broken = [(here.name, href) for here, href, target, anchor in links if anchor and anchor not in pages[target].ids]
+    assert not broken
+    anchored = {target.name for _, _, target, anchor in links if anchor}
+    assert {"impl-bad.ckpt.html", "area-api.html", "sweeps.html"} <= anchored  # cells, areas and swept names
 
 
 def test_screenshot_for_a_person(page, tmp_path):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    top = ARTIFACTS / "report-top.png"
-    chromium(page, tmp_path, f"--screenshot={top}", "--window-size=1400,1100")
-    assert top.stat().st_size > 20_000
-    print(f"screenshot of the report: {top}")
+    for name, shown in (("report-top.png", page), ("report-implementation-top.png", details(page, "impl-bad.ckpt.html")[0])):
+        chromium(shown, tmp_path, f"--screenshot={ARTIFACTS / name}", "--window-size=1400,1100")
+        assert (ARTIFACTS / name).stat().st_size > 20_000
+        print(f"screenshot of the report: {ARTIFACTS / name}")
 
 
 @pytest.fixture(scope="module")
@@ -134,15 +197,15 @@ def many_runs_page(tmp_path_factory):
     return out
 
 
-def test_chromium_shows_24_runs_with_the_area_summary_first_and_a_repro_command_per_finding(many_runs_page, tmp_path):
-    dom_html = chromium(many_runs_page, tmp_path, "--dump-dom")
-    dom = Dom(dom_html)
-    assert len({column for _, column in dom.cells}) == 24
-    assert dom_html.index('id="areas"') < dom_html.index('id="matrix"')
-    summary = dom_html[dom_html.index('id="areas"'):dom_html.index('id="matrix"')]
+def test_chromium_shows_24_runs_with_the_area_summary_on_the_index_and_a_repro_command_per_finding(many_runs_page, tmp_path):
+    assert len({column for _, column in dom_of(details(many_runs_page, "area-*.html"), tmp_path).cells}) == 24
+    index = chromium(many_runs_page, tmp_path, "--dump-dom")
+    summary = index[index.index('id="areas"'):]
     assert summary.count("data-worst=") == 2 * 24  # areas api and reqgrad × runs
     assert summary.count('data-worst="fail"') == 24  # api: 1 of 2 clauses pass, the other fails
-    # one command per non-pass test: a fail, a crash and a timeout in every run
-    assert dom.text.count("Reproduce: python -m pytest 'conformance/suite/test_x.py::") == 24 * 3
+    # one command per non-pass test, on the implementations' pages: a fail, a crash and a timeout in every run
+    implementations = dom_of(details(many_runs_page, "impl-*.html"), tmp_path)
+    assert len(details(many_runs_page, "impl-*.html")) == 6
+    assert implementations.text.count("Reproduce: python -m pytest 'conformance/suite/test_x.py::") == 24 * 3
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     chromium(many_runs_page, tmp_path, f"--screenshot={ARTIFACTS / 'report-24-runs-top.png'}", "--window-size=1400,1100")

@@ -3,7 +3,7 @@
 import shlex
 
 from conformance.registry import Clause
-from conformance.report import build, render_page
+from conformance.report import build, render_site
 from conformance.report.model import Column
 from conformance.report.repro import repro_command, source_location
 from conformance.report.summary import area_summary
@@ -54,10 +54,14 @@ def test_the_source_is_the_line_of_the_test_function(tmp_path):
     assert real.startswith("conformance/suite/test_api.py:") and real.split(":")[1].isdigit()
 
 
-def test_the_page_has_the_summary_before_the_matrix_and_a_command_per_finding():
-    page = render_page(build([("r.json", results("impl", ("api.a", "reentrant", "fail", "boom"),
+def test_the_index_has_the_summary_linking_to_the_matrix_and_the_implementation_page_a_command_per_finding():
+    site = render_site(build([("r.json", results("impl", ("api.a", "reentrant", "fail", "boom"),
                                                   ("api.b", "reentrant", "pass", "")))],
                              clauses=CLAUSES, areas=AREAS))
-    assert page.index('id="areas"') < page.index('id="matrix"')
-    assert page.count('class="command"') == 1
-    assert "python -m pytest &#39;conformance/suite/test_x.py::test_api_a[reentrant]&#39; --impl=impl" in page
+    index, implementation = site["index.html"], site["index-details/impl-impl.html"]
+    assert 'id="areas"' in index and 'id="matrix"' not in index
+    assert '<a href="index-details/area-api.html#area-api">General API</a>' in index  # the area's clauses × runs
+    assert '<a href="index-details/impl-impl.html#area-api">1/2</a>' in index  # the area's clauses on impl's page
+    assert implementation.index('id="area-api"') < implementation.index('id="details"')
+    assert implementation.count('class="command"') == 1
+    assert "python -m pytest &#39;conformance/suite/test_x.py::test_api_a[reentrant]&#39; --impl=impl" in implementation

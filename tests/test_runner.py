@@ -17,6 +17,7 @@ import pytest
 
 from conformance.__main__ import main
 from conformance.report import _load, build
+from conformance.report.layout import details_of
 from conformance.results import read_results
 from conformance.run import Limits, RunSpec, expand, run_all, shard, supervisor
 from conformance.run.ledger import Ledger
@@ -357,25 +358,31 @@ class _Page(html.parser.HTMLParser):
         return "".join(self.chunks)
 
 
+def _details(index, pattern):
+    """The report's detail pages ``pattern`` (area-*.html: every clause × every run, each cell once;
+    impl-*.html: the findings, each command once), as one page."""
+    return _Page("".join(p.read_text() for p in sorted((index.parent / details_of(index.name)).glob(pattern))))
+
+
 def test_the_report_shows_crash_and_timeout_cells_and_markup_as_text(broken_runs):
     from tests.broken.markup_messages import MARKUP
 
     _, out = broken_runs
-    page = _Page((out / "index.html").read_text())
+    page, findings = _details(out / "index.html", "area-*.html"), _details(out / "index.html", "impl-*.html")
     # runs (results files in name order): hangs, kills, markup, each reentrant then non-reentrant; every
     # reqgrad clause binds one variant, so each column has n/a cells; each run's verdicts are its own
     cells = {(row.clause.id, column): cell.verdict for row in _matrix(out).rows if row.tested
              for column, cell in row.cells.items()}
     assert sorted(page.cells) == sorted(cells.values())
     assert {"crash", "timeout", "fail", "pass", "n/a"} <= set(page.cells)
-    assert page.areas == ["pass", "timeout", "crash", "pass", "pass", "fail"]  # the reqgrad area, run by run
-    assert "script" not in page.tags and "b" not in page.tags
-    assert MARKUP in page.text
+    assert _Page((out / "index.html").read_text()).areas == ["pass", "timeout", "crash", "pass", "pass", "fail"]  # the reqgrad area, run by run
+    assert all("script" not in p.tags and "b" not in p.tags for p in (page, findings))
+    assert MARKUP in findings.text
 
 
 def test_every_finding_has_a_repro_command_and_its_source(broken_runs):
     _, out = broken_runs
-    page = _Page((out / "index.html").read_text())
+    page = _details(out / "index.html", "impl-*.html")
     findings = [r for r in _all_records(out) if r.verdict not in ("pass", "n/a")]
     assert len(page.commands) == len(findings) > 0  # one per test that did not pass
     assert all(c.startswith("python -m pytest 'conformance/suite/test_") and "--impl=tests.broken." in c
@@ -387,7 +394,7 @@ def test_every_finding_has_a_repro_command_and_its_source(broken_runs):
 @pytest.mark.parametrize("verdict, impl", [("fail", "markup_messages"), ("crash", "kills_process")])
 def test_a_repro_command_pasted_into_a_shell_reproduces_its_cell(broken_runs, verdict, impl):
     _, out = broken_runs
-    command = next(c for c in _Page((out / "index.html").read_text()).commands if f"tests.broken.{impl}" in c)
+    command = next(c for c in _details(out / "index.html", "impl-*.html").commands if f"tests.broken.{impl}" in c)
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # `python` is this interpreter
     done = subprocess.run(["bash", "-c", command], cwd=REPO, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PATH": path})
@@ -407,10 +414,10 @@ def test_shards_merged_by_report_give_the_unsharded_report(broken_runs, tmp_path
 
 
 def _content(page_path):
-    """What the page says that does not depend on when and how fast it ran: cells, area summary,
+    """What the report says that does not depend on when and how fast it ran: cells, area summary,
     repro commands, and the matrix built from the same results."""
-    page = _Page(page_path.read_text())
     matrix = build(list(_load(sorted(page_path.parent.rglob("*.json")))))
     cells = {(row.clause.id, column): (cell.verdict, sorted((r.nodeid, r.status) for r in cell.records))
              for row in matrix.rows for column, cell in row.cells.items()}
-    return sorted(page.cells), page.areas, sorted(page.commands), cells
+    return (sorted(_details(page_path, "area-*.html").cells), _Page(page_path.read_text()).areas,
+            sorted(_details(page_path, "impl-*.html").commands), cells)

@@ -1,4 +1,5 @@
-"""The HTML compatibility report: results files in, one self-contained static page out.
+"""The HTML compatibility report: results files in, a static site out (an index page and its detail
+pages, conformance/report/layout.py), with no script, that can be published as it is.
 
 Knows nothing about pytest: it reads results files (conformance/results.py) and the clause registry
 (conformance/registry.py) only. ``python -m conformance report`` is its command line.
@@ -11,16 +12,19 @@ from pathlib import Path
 
 from conformance.expectations import load_breakages, load_deviations, rejudge
 from conformance.report.diff import compare
+from conformance.report.layout import details_of
 from conformance.report.model import build
-from conformance.report.render import render_page
+from conformance.report.render import render_site
 from conformance.results import read_results, write_atomically
 
-__all__ = ["build", "compare", "render_page", "write_report"]
+__all__ = ["build", "compare", "render_site", "write_report"]
 
 
 def write_report(paths, output, *, baseline=(), title: str = "Activation checkpointing conformance",
                  expectations: Path | None = None) -> Path:
-    """Render the results files ``paths`` (and, if given, the changes since ``baseline`` files) to ``output``.
+    """Render the results files ``paths`` (and, if given, the changes since ``baseline`` files): the index
+    page to ``output``, the detail pages into the folder beside it (``compatibility-details/`` for
+    ``compatibility.html``). Returns the index's path.
 
     With ``expectations`` (an expectations.toml), every result is judged again against it without
     re-running: what happened stays, what was expected is recomputed."""
@@ -30,9 +34,23 @@ def write_report(paths, output, *, baseline=(), title: str = "Activation checkpo
         loaded = [(source, rejudge(results, deviations, breakages=breakages)) for source, results in loaded]
     matrix = build(loaded)
     diff = compare(build(_load(baseline)), matrix) if baseline else None
-    html = render_page(matrix, diff, title=title, baseline_sources=[Path(p).name for p in baseline])
-    write_atomically(output, html)
-    return Path(output)
+    output = Path(output)
+    pages = render_site(matrix, diff, index=output.name, title=title, baseline_sources=[Path(p).name for p in baseline])
+    _write_site(pages, output)
+    return output
+
+
+def _write_site(pages: dict[str, str], index: Path) -> None:
+    """Write ``pages`` beside ``index``, the index last, so that it never links to a page not yet written.
+    Pages of an earlier report that this one no longer has (an implementation since dropped) are
+    removed: the folder is published as it is."""
+    folder = index.parent
+    written = {folder / path for path in pages if path != index.name}
+    for path in sorted(written):
+        write_atomically(path, pages[path.relative_to(folder).as_posix()])
+    for stale in set((folder / details_of(index.name)).glob("*.html")) - written:
+        stale.unlink()
+    write_atomically(index, pages[index.name])
 
 
 def _load(paths):

@@ -76,6 +76,10 @@ class Area:
     title: str
     rows: list[Row]
 
+    @property
+    def tested(self) -> bool:
+        return any(row.tested for row in self.rows)
+
 
 @dataclass
 class Score:
@@ -89,9 +93,11 @@ class Score:
 
 @dataclass
 class Run:
-    """One results file: where it came from, its environment header, the columns it fed."""
+    """One results file: where it came from, the implementation its columns go under, its environment
+    header, the columns it fed."""
 
     source: str
+    implementation: str
     header: dict
     columns: list[Column]
     tests: int
@@ -177,7 +183,7 @@ def build(results: list[tuple[str, Results]], clauses: dict[str, Clause] | None 
                 if clause_id not in clauses:
                     clauses[clause_id] = _unregistered(clause_id)
                     areas.setdefault("unregistered", "Clause ids the results name but this harness's clauses.toml lacks")
-        runs.append(Run(source, header, list(run_columns), len(result.records)))
+        runs.append(Run(source, implementation, header, list(run_columns), len(result.records)))
     implementations = list(dict.fromkeys(labels))
     columns = sorted({c for run in runs for c in run.columns}, key=lambda c: c.sort_key(implementations))
     matrix_areas = []

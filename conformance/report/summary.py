@@ -1,6 +1,6 @@
 """The compact view at the top of the report: areas × runs, before the clause matrix.
 
-Each cell counts the area's clauses that pass in that run against those with a verdict there (n/a
+An area's cell counts the area's clauses that pass in that run against those with a verdict there (n/a
 and never-tested clauses left out) and takes the colour of the worst verdict among them.
 """
 
@@ -12,23 +12,26 @@ from conformance.report.model import NA, SEVERITY, Area, Column, Matrix
 
 
 @dataclass(frozen=True)
-class AreaCell:
+class Tally:
+    """One summary cell: how many of the things counted pass, coloured by the worst verdict among them."""
+
     passed: int
-    counted: int  # clauses of the area with a verdict in this run (not n/a)
-    worst: str  # the worst of their verdicts; n/a when none binds the run
+    counted: int
+    worst: str  # the worst verdict counted; n/a when nothing was
+
+    @classmethod
+    def of(cls, verdicts: list[str], passing: tuple[str, ...] = ("pass",)) -> Tally:
+        return cls(sum(v in passing for v in verdicts), len(verdicts), next((v for v in SEVERITY if v in verdicts), NA))
 
     @property
     def text(self) -> str:
         return f"{self.passed}/{self.counted}" if self.counted else "·"
 
 
-def area_cell(area: Area, column: Column) -> AreaCell:
-    verdicts = [row.cells[column].verdict for row in area.rows if row.tested and row.cells[column].verdict != NA]
-    worst = next((v for v in SEVERITY if v in verdicts), NA)
-    return AreaCell(sum(v == "pass" for v in verdicts), len(verdicts), worst)
+def area_cell(area: Area, column: Column) -> Tally:
+    return Tally.of([row.cells[column].verdict for row in area.rows if row.tested and row.cells[column].verdict != NA])
 
 
-def area_summary(matrix: Matrix) -> list[tuple[Area, list[AreaCell]]]:
+def area_summary(matrix: Matrix) -> list[tuple[Area, list[Tally]]]:
     """(area, one cell per column) for every area with a tested clause, in the matrix's order."""
-    return [(area, [area_cell(area, column) for column in matrix.columns])
-            for area in matrix.areas if any(row.tested for row in area.rows)]
+    return [(area, [area_cell(area, column) for column in matrix.columns]) for area in matrix.areas if area.tested]
