@@ -112,9 +112,9 @@ DIMENSIONS: dict[str, Dimension] = {
                                "complex tensor arguments and outputs"),
     "degenerate shape": Dimension("shape", ("0-d", "empty"),
                                   "0-d tensors and tensors with no elements, as arguments and as outputs"),
-    "memory layout": Dimension("layout", ("transposed", "strided-slice", "channels_last"),
-                               "non-contiguous tensor arguments: a transposed leaf, a strided slice of a "
-                               "leaf, a channels_last leaf"),
+    "memory layout": Dimension("layout", ("transposed", "column-slice", "channels_last"),
+                               "non-contiguous tensor arguments: a transposed leaf, a slice of the columns "
+                               "of a leaf, a channels_last leaf"),
     "parameter sharing": Dimension("sharing", ("tied-weight", "same-module", "existing-grad"),
                                    "a parameter that also gets gradients outside the region: tied to a "
                                    "layer outside, its module called outside too, an existing .grad "

@@ -41,7 +41,7 @@ def caller_tensors():
         "non-leaf (has grad_fn)": source * 2,
         "integer tensor": torch.arange(WIDTH),
         "transposed leaf": laid_out("transposed", seed=5)[0],
-        "strided slice": laid_out("strided-slice", seed=6, requires_grad=False)[0],
+        "column slice": laid_out("column-slice", seed=6, requires_grad=False)[0],
         "channels_last leaf": laid_out("channels_last", seed=7)[0],
     }
 
