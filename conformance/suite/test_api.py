@@ -147,8 +147,13 @@ def test_gradients_in_every_floating_dtype_equal_the_uncheckpointed_run(ckpt, dt
 @pytest.mark.clause("api.forward-value")
 @pytest.mark.parametrize("aliasing", ALIASINGS)
 def test_output_is_the_functions_whatever_the_arguments_alias(ckpt, aliasing):
-    args, _ = aliased(aliasing)
-    assert_same_output(ckpt.checkpoint(_mixes, *args), _mixes(*args))
+    assert_output_is_the_functions(ckpt, _mixes, lambda: aliased(aliasing))
+
+
+def assert_output_is_the_functions(ckpt, function, case):
+    """case() builds (args, leaves): checkpointing function on args returns what function(*args) does."""
+    args, _ = case()
+    assert_same_output(ckpt.checkpoint(function, *args), function(*args))
 
 
 def assert_gradients_are_the_uncheckpointed_ones(ckpt, function, case, what):
@@ -157,7 +162,8 @@ def assert_gradients_are_the_uncheckpointed_ones(ckpt, function, case, what):
     (args, leaves), (reference_args, reference_leaves) = case(), case()
     weighted_loss(ckpt.checkpoint(function, *args)).backward()
     weighted_loss(function(*reference_args)).backward()
-    assert_same_gradients(grads_of(leaves), grads_of(reference_leaves), [f"leaf {i} ({what})" for i in range(len(leaves))])
+    names = [f"leaf {i} ({what})" for i in range(len(leaves))]
+    assert_same_gradients(grads_of(leaves), grads_of(reference_leaves), names)
 
 
 @pytest.mark.clause("api.same-gradients")
@@ -212,6 +218,11 @@ def _indexed(*args):
     return (chosen * y).sin() + x.exp() * 0.5
 
 
+def _leaves_as_args(*leaves):
+    """The case of arguments that are the leaves themselves."""
+    return leaves, list(leaves)
+
+
 def _integral_case(kind, position):
     x, y = leaf(seed=1), leaf(seed=2)
     return placed(integral_tensor(kind), position, x, y), [x, y]
@@ -221,8 +232,7 @@ def _integral_case(kind, position):
 @pytest.mark.parametrize("position", POSITIONS)
 @pytest.mark.parametrize("integral", INTEGRALS)
 def test_output_is_the_functions_with_an_integral_tensor_among_the_arguments(ckpt, integral, position):
-    args, _ = _integral_case(integral, position)
-    assert_same_output(ckpt.checkpoint(_indexed, *args), _indexed(*args))
+    assert_output_is_the_functions(ckpt, _indexed, lambda: _integral_case(integral, position))
 
 
 @pytest.mark.clause("api.same-gradients")
@@ -239,15 +249,14 @@ def _complex_and_real_outputs(z, x):
 
 
 def _complex_case(dtype):
-    z, x = leaf(seed=1, dtype=COMPLEX_DTYPES[dtype]), leaf(seed=2, dtype=COMPLEX_DTYPES[dtype].to_real())
-    return (z, x), [z, x]
+    complex_dtype = COMPLEX_DTYPES[dtype]
+    return _leaves_as_args(leaf(seed=1, dtype=complex_dtype), leaf(seed=2, dtype=complex_dtype.to_real()))
 
 
 @pytest.mark.clause("api.forward-value")
 @pytest.mark.parametrize("dtype", COMPLEX_DTYPES)
 def test_output_with_complex_arguments_and_outputs_is_the_functions(ckpt, dtype):
-    args, _ = _complex_case(dtype)
-    assert_same_output(ckpt.checkpoint(_complex_and_real_outputs, *args), _complex_and_real_outputs(*args))
+    assert_output_is_the_functions(ckpt, _complex_and_real_outputs, lambda: _complex_case(dtype))
 
 
 @pytest.mark.clause("api.same-gradients")
@@ -262,15 +271,13 @@ def _keeps_shape(t, x):
 
 
 def _degenerate_case(shape):
-    t, x = degenerate(shape), leaf(seed=2)
-    return (t, x), [t, x]
+    return _leaves_as_args(degenerate(shape), leaf(seed=2))
 
 
 @pytest.mark.clause("api.forward-value")
 @pytest.mark.parametrize("shape", DEGENERATE_SHAPES)
 def test_output_with_0d_and_empty_tensors_is_the_functions(ckpt, shape):
-    args, _ = _degenerate_case(shape)
-    assert_same_output(ckpt.checkpoint(_keeps_shape, *args), _keeps_shape(*args))
+    assert_output_is_the_functions(ckpt, _keeps_shape, lambda: _degenerate_case(shape))
 
 
 @pytest.mark.clause("api.same-gradients")
@@ -280,21 +287,21 @@ def test_gradients_of_0d_and_empty_tensors_equal_the_uncheckpointed_run(ckpt, sh
     assert_gradients_are_the_uncheckpointed_ones(ckpt, _keeps_shape, lambda: _degenerate_case(shape), shape)
 
 
+def _laid_out_case(layout):
+    x, under = laid_out(layout)
+    return (x,), [under]
+
+
 @pytest.mark.clause("api.forward-value")
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_output_with_a_non_contiguous_argument_is_the_functions(ckpt, layout):
-    x, _ = laid_out(layout)
-    assert_same_output(ckpt.checkpoint(sin_exp, x), sin_exp(x))
+    assert_output_is_the_functions(ckpt, sin_exp, lambda: _laid_out_case(layout))
 
 
 @pytest.mark.clause("api.same-gradients")
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_gradients_of_a_non_contiguous_argument_equal_the_uncheckpointed_run(ckpt, layout):
-    def case():
-        x, under = laid_out(layout)
-        return (x,), [under]
-
-    assert_gradients_are_the_uncheckpointed_ones(ckpt, sin_exp, case, layout)
+    assert_gradients_are_the_uncheckpointed_ones(ckpt, sin_exp, lambda: _laid_out_case(layout), layout)
 
 
 SHARINGS = ("tied-weight", "same-module", "existing-grad")
@@ -327,8 +334,7 @@ def test_gradients_of_a_parameter_also_used_outside_the_region_equal_the_uncheck
 # ---- output kinds: what "Output of running function" may hold ------------------------------------
 
 def _pair():
-    x, y = leaf(seed=1), leaf(seed=2)
-    return (x, y), [x, y]
+    return _leaves_as_args(leaf(seed=1), leaf(seed=2))
 
 
 @pytest.mark.clause("api.same-gradients")
@@ -340,8 +346,7 @@ def test_gradients_through_tensors_beside_non_tensor_outputs_equal_the_uncheckpo
 @pytest.mark.clause("api.forward-value")
 @pytest.mark.parametrize("companion", COMPANIONS)
 def test_integral_outputs_beside_differentiable_ones_are_the_functions(ckpt, companion):
-    (x, y), _ = _pair()
-    assert_same_output(ckpt.checkpoint(with_companion(companion), x, y), with_companion(companion)(x, y))
+    assert_output_is_the_functions(ckpt, with_companion(companion), _pair)
 
 
 @pytest.mark.clause("api.same-gradients")

@@ -5,6 +5,7 @@ import warnings
 from dataclasses import dataclass
 
 import torch
+from torch.utils.checkpoint import checkpoint as torch_checkpoint
 
 
 @dataclass(frozen=True)
@@ -87,5 +88,18 @@ def reentrant_checkpoint(switches=Switches()):
         if kwargs:
             raise ValueError(f"Unexpected keyword arguments: {','.join(kwargs)}")
         return _Checkpoint.apply(function, switches, preserve_rng_state, *args)
+
+    return checkpoint
+
+
+def reentrant_beside_torch(switches):
+    """checkpoint whose reentrant variant is the one above with these switches, and whose non-reentrant
+    variant is torch's."""
+    reentrant = reentrant_checkpoint(switches)
+
+    def checkpoint(function, *args, use_reentrant=None, **kwargs):
+        if use_reentrant:
+            return reentrant(function, *args, **kwargs)
+        return torch_checkpoint(function, *args, use_reentrant=use_reentrant, **kwargs)
 
     return checkpoint

@@ -4,7 +4,7 @@ right, but writes through the output no longer reach the argument."""
 
 import torch
 
-from tests.mutants._support.call_wrappers import map_tensors
+from tests.mutants._support.call_wrappers import map_argument_aliases
 from tests.mutants._support.base import *  # noqa: F403  (torch's whole surface; one name is broken below)
 from tests.mutants._support.base import checkpoint as _checkpoint
 
@@ -13,6 +13,4 @@ BREAKS = "an output that is an argument or a view of one comes back as a copy"
 
 
 def checkpoint(function, *args, **kwargs):
-    storages = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
-    out = _checkpoint(function, *args, **kwargs)
-    return map_tensors(out, lambda t: t.clone() if t.untyped_storage().data_ptr() in storages else t)
+    return map_argument_aliases(_checkpoint(function, *args, **kwargs), args, torch.Tensor.clone)
