@@ -355,6 +355,12 @@ def test_gradients_through_outputs_beside_integral_ones_equal_the_uncheckpointed
     assert_gradients_are_the_uncheckpointed_ones(ckpt, with_companion(companion), _pair, f"{companion} output first")
 
 
+@pytest.mark.clause("api.forward-value")
+@pytest.mark.parametrize("view", VIEWS)
+def test_output_that_views_an_argument_is_the_functions(ckpt, view):
+    assert_output_is_the_functions(ckpt, returning_view(view), _pair)
+
+
 @pytest.mark.clause("api.same-gradients")
 @pytest.mark.parametrize("view", VIEWS)
 def test_gradients_through_an_output_that_views_an_argument_equal_the_uncheckpointed_run(ckpt, view):

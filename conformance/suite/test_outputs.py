@@ -50,8 +50,7 @@ def shares_memory(t, other) -> bool:
 @pytest.mark.clause("outputs.views-of-inputs")
 @pytest.mark.parametrize("view", VIEWS)
 def test_an_output_that_views_an_argument_shares_its_memory(ckpt, view):
+    # Memory only: the values are api.forward-value's (a MUST), this clause is OBSERVED.
     a, b = leaf(seed=1), leaf(seed=2)
-    function = returning_view(view)
-    output, expected = ckpt.checkpoint(function, a, b)[0], function(a, b)[0]
+    output = ckpt.checkpoint(returning_view(view), a, b)[0]
     assert shares_memory(output, a), f"the {view} of an argument the function returned comes back as a copy"
-    assert_same_forward(output, expected, f"{view} of an argument")
