@@ -310,7 +310,9 @@ SHARINGS = ("tied-weight", "same-module", "existing-grad")
 def _step(sharing, layer, x, region):
     """A backward through a Linear layer used inside the region (region(function, input): checkpointed or
     run plainly) whose weight also gets a gradient elsewhere, as named."""
-    inside = lambda t: layer(t).tanh()  # noqa: E731
+    def inside(t):
+        return layer(t).tanh()
+
     if sharing == "tied-weight":  # the weight again as an output projection outside (tied embeddings)
         output = torch.nn.functional.linear(region(inside, x), layer.weight)
     elif sharing == "same-module":  # the module itself called before and after the region too
