@@ -99,6 +99,33 @@ DIMENSIONS: dict[str, Dimension] = {
     "nested blocks": Dimension("block", ("residual", "sequential", "residual-around-sequential"),
                                "the children of an nn.Sequential: blocks with their own forward (x + f(x)), "
                                "nn.Sequentials, and blocks whose forward wraps an inner nn.Sequential"),
+    # What `*args` and the output may hold besides floating tensors of one layout (issue 20, parts 1-2).
+    "non-tensor argument": Dimension("non_tensor", ("None", "bool", "int", "float", "str", "object"),
+                                     "the kinds of non-tensor arguments: None, a flag, an int, a float, a "
+                                     "string, an object of the caller's own class"),
+    "argument position": Dimension("position", ("first", "middle", "last"),
+                                   "where an argument that is not a floating tensor sits among two floating "
+                                   "ones: before both, between them, after both"),
+    "integral tensor": Dimension("integral", ("int64", "bool"),
+                                 "tensor arguments that cannot require grad: int64 indices, bool masks"),
+    "complex dtype": Dimension("dtype", ("complex64", "complex128"),
+                               "complex tensor arguments and outputs"),
+    "degenerate shape": Dimension("shape", ("0-d", "empty"),
+                                  "0-d tensors and tensors with no elements, as arguments and as outputs"),
+    "memory layout": Dimension("layout", ("transposed", "column-slice", "channels_last"),
+                               "non-contiguous tensor arguments: a transposed leaf, a slice of the columns "
+                               "of a leaf, a channels_last leaf"),
+    "parameter sharing": Dimension("sharing", ("tied-weight", "same-module", "existing-grad"),
+                                   "a parameter that also gets gradients outside the region: tied to a "
+                                   "layer outside, its module called outside too, an existing .grad "
+                                   "accumulated into (a second micro-batch)"),
+    "non-tensor output": Dimension("item", ("None", "int", "bool", "str"),
+                                   "non-tensor items of a tuple output, before and between tensors"),
+    "non-differentiable output": Dimension("companion", ("mask", "indices", "lengths"),
+                                           "integral outputs (a bool mask, int64 indices, int64 lengths) "
+                                           "returned before outputs that require grad"),
+    "view output": Dimension("view", ("identity", "slice", "transpose", "reshape"),
+                             "an output that is an argument itself or a view of one"),
 }
 
 

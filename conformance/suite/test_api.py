@@ -1,6 +1,7 @@
 """General API: forward value, gradients, keywords (clauses api.*)."""
 
 import pytest
+import torch
 
 from conformance.assertions import (
     assert_same_forward,
@@ -9,8 +10,38 @@ from conformance.assertions import (
     grads_of,
     parameter_grads,
 )
-from conformance.fixtures.functions import STRUCTURES, TOP_LEVEL_STRUCTURES, mul_add, sin_exp, two_outputs, weighted_loss
-from conformance.fixtures.inputs import ALIASINGS, DTYPES, OPTIONS, aliased, leaf, options_for, twin_leaves
+from conformance.fixtures.functions import (
+    COMPANIONS,
+    NON_TENSOR_ITEMS,
+    STRUCTURES,
+    TOP_LEVEL_STRUCTURES,
+    VIEWS,
+    mul_add,
+    returning_view,
+    sin_exp,
+    two_outputs,
+    weighted_loss,
+    with_companion,
+    with_items,
+)
+from conformance.fixtures.inputs import (
+    ALIASINGS,
+    COMPLEX_DTYPES,
+    DEGENERATE_SHAPES,
+    DTYPES,
+    INTEGRALS,
+    LAYOUTS,
+    OPTIONS,
+    POSITIONS,
+    aliased,
+    degenerate,
+    integral_tensor,
+    laid_out,
+    leaf,
+    options_for,
+    placed,
+    twin_leaves,
+)
 from conformance.fixtures.models import mlp, twins
 
 
@@ -116,17 +147,29 @@ def test_gradients_in_every_floating_dtype_equal_the_uncheckpointed_run(ckpt, dt
 @pytest.mark.clause("api.forward-value")
 @pytest.mark.parametrize("aliasing", ALIASINGS)
 def test_output_is_the_functions_whatever_the_arguments_alias(ckpt, aliasing):
-    args, _ = aliased(aliasing)
-    assert_same_output(ckpt.checkpoint(_mixes, *args), _mixes(*args))
+    assert_output_is_the_functions(ckpt, _mixes, lambda: aliased(aliasing))
+
+
+def assert_output_is_the_functions(ckpt, function, case):
+    """case() builds (args, leaves): checkpointing function on args returns what function(*args) does."""
+    args, _ = case()
+    assert_same_output(ckpt.checkpoint(function, *args), function(*args))
+
+
+def assert_gradients_are_the_uncheckpointed_ones(ckpt, function, case, what):
+    """case() builds (args, leaves), equal on every call: one twin is checkpointed, the other run plainly,
+    and the leaves under the arguments get the same gradients of weighted_loss."""
+    (args, leaves), (reference_args, reference_leaves) = case(), case()
+    weighted_loss(ckpt.checkpoint(function, *args)).backward()
+    weighted_loss(function(*reference_args)).backward()
+    names = [f"leaf {i} ({what})" for i in range(len(leaves))]
+    assert_same_gradients(grads_of(leaves), grads_of(reference_leaves), names)
 
 
 @pytest.mark.clause("api.same-gradients")
 @pytest.mark.parametrize("aliasing", ALIASINGS)
 def test_gradients_are_the_uncheckpointed_ones_whatever_the_arguments_alias(ckpt, aliasing):
-    (args, leaves), (reference_args, reference_leaves) = aliased(aliasing), aliased(aliasing)
-    weighted_loss(ckpt.checkpoint(_mixes, *args)).backward()
-    weighted_loss(_mixes(*reference_args)).backward()
-    assert_same_gradients(grads_of(leaves), grads_of(reference_leaves), [f"leaf {i} ({aliasing})" for i in range(len(leaves))])
+    assert_gradients_are_the_uncheckpointed_ones(ckpt, _mixes, lambda: aliased(aliasing), aliasing)
 
 
 @pytest.mark.clause("api.forward-value")
@@ -163,3 +206,164 @@ def test_gradients_are_the_uncheckpointed_ones_with_options_omitted_or_explicitl
     weighted_loss(ckpt.checkpoint(lambda a, b: model(_mixes(a, b)), x, y, **options_for(ckpt, options))).backward()
     weighted_loss(reference(_mixes(reference_x, reference_y))).backward()
     assert_same_gradients([x.grad, y.grad, *parameter_grads(model)], [reference_x.grad, reference_y.grad, *parameter_grads(reference)])
+
+
+# ---- argument kinds and layouts: what "*args" may hold besides floating tensors of one layout ------
+
+def _indexed(*args):
+    """Two floating arguments read through an integral one, wherever it sits: gathered by int64 indices,
+    selected by a bool mask. A function that misplaces or alters the integral argument changes its value."""
+    (x, y), (index,) = [a for a in args if a.is_floating_point()], [a for a in args if not a.is_floating_point()]
+    chosen = torch.where(index, x, y) if index.dtype == torch.bool else x.gather(-1, index)
+    return (chosen * y).sin() + x.exp() * 0.5
+
+
+def _leaves_as_args(*leaves):
+    """The case of arguments that are the leaves themselves."""
+    return leaves, list(leaves)
+
+
+def _integral_case(kind, position):
+    x, y = leaf(seed=1), leaf(seed=2)
+    return placed(integral_tensor(kind), position, x, y), [x, y]
+
+
+@pytest.mark.clause("api.forward-value")
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("integral", INTEGRALS)
+def test_output_is_the_functions_with_an_integral_tensor_among_the_arguments(ckpt, integral, position):
+    assert_output_is_the_functions(ckpt, _indexed, lambda: _integral_case(integral, position))
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("integral", INTEGRALS)
+def test_gradients_are_the_uncheckpointed_ones_with_an_integral_tensor_among_the_arguments(ckpt, integral, position):
+    assert_gradients_are_the_uncheckpointed_ones(ckpt, _indexed, lambda: _integral_case(integral, position),
+                                                 f"{integral} tensor {position}")
+
+
+def _complex_and_real_outputs(z, x):
+    """A complex argument and a real one; a complex output and a real one."""
+    return (z * x).sin(), z.abs() * x
+
+
+def _complex_case(dtype):
+    complex_dtype = COMPLEX_DTYPES[dtype]
+    return _leaves_as_args(leaf(seed=1, dtype=complex_dtype), leaf(seed=2, dtype=complex_dtype.to_real()))
+
+
+@pytest.mark.clause("api.forward-value")
+@pytest.mark.parametrize("dtype", COMPLEX_DTYPES)
+def test_output_with_complex_arguments_and_outputs_is_the_functions(ckpt, dtype):
+    assert_output_is_the_functions(ckpt, _complex_and_real_outputs, lambda: _complex_case(dtype))
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("dtype", COMPLEX_DTYPES)
+def test_gradients_of_complex_arguments_equal_the_uncheckpointed_run(ckpt, dtype):
+    assert_gradients_are_the_uncheckpointed_ones(ckpt, _complex_and_real_outputs, lambda: _complex_case(dtype), dtype)
+
+
+def _keeps_shape(t, x):
+    """An output of t's degenerate shape, and a 0-d output that also reads a BATCH x WIDTH argument."""
+    return t.exp() * 2, (x.sin() + t.sum()).tanh().sum()
+
+
+def _degenerate_case(shape):
+    return _leaves_as_args(degenerate(shape), leaf(seed=2))
+
+
+@pytest.mark.clause("api.forward-value")
+@pytest.mark.parametrize("shape", DEGENERATE_SHAPES)
+def test_output_with_0d_and_empty_tensors_is_the_functions(ckpt, shape):
+    assert_output_is_the_functions(ckpt, _keeps_shape, lambda: _degenerate_case(shape))
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("shape", DEGENERATE_SHAPES)
+def test_gradients_of_0d_and_empty_tensors_equal_the_uncheckpointed_run(ckpt, shape):
+    # An empty leaf's gradient is an empty tensor, not None: backward reached it.
+    assert_gradients_are_the_uncheckpointed_ones(ckpt, _keeps_shape, lambda: _degenerate_case(shape), shape)
+
+
+def _laid_out_case(layout):
+    x, under = laid_out(layout)
+    return (x,), [under]
+
+
+@pytest.mark.clause("api.forward-value")
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_output_with_a_non_contiguous_argument_is_the_functions(ckpt, layout):
+    assert_output_is_the_functions(ckpt, sin_exp, lambda: _laid_out_case(layout))
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_gradients_of_a_non_contiguous_argument_equal_the_uncheckpointed_run(ckpt, layout):
+    assert_gradients_are_the_uncheckpointed_ones(ckpt, sin_exp, lambda: _laid_out_case(layout), layout)
+
+
+SHARINGS = ("tied-weight", "same-module", "existing-grad")
+
+
+def _step(sharing, layer, x, region):
+    """A backward through a Linear layer used inside the region (region(function, input): checkpointed or
+    run plainly) whose weight also gets a gradient elsewhere, as named."""
+    def inside(t):
+        return layer(t).tanh()
+
+    if sharing == "tied-weight":  # the weight again as an output projection outside (tied embeddings)
+        output = torch.nn.functional.linear(region(inside, x), layer.weight)
+    elif sharing == "same-module":  # the module itself called before and after the region too
+        output = layer(region(inside, layer(x)))
+    else:  # two micro-batches: the second backward accumulates into the .grad the first left
+        weighted_loss(region(inside, x)).backward()
+        output = region(inside, x.flip(0))
+    weighted_loss(output).backward()
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("sharing", SHARINGS)
+def test_gradients_of_a_parameter_also_used_outside_the_region_equal_the_uncheckpointed_run(ckpt, sharing):
+    (model, reference), (x, reference_x) = twins(mlp(depth=1)), twin_leaves()
+    _step(sharing, model[0], x, ckpt.checkpoint)
+    _step(sharing, reference[0], reference_x, lambda function, t: function(t))
+    assert_same_gradients([x.grad, *parameter_grads(model)], [reference_x.grad, *parameter_grads(reference)],
+                          [f"{name} ({sharing})" for name in ("input", "weight", "bias")])
+
+
+# ---- output kinds: what "Output of running function" may hold ------------------------------------
+
+def _pair():
+    return _leaves_as_args(leaf(seed=1), leaf(seed=2))
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("item", NON_TENSOR_ITEMS)
+def test_gradients_through_tensors_beside_non_tensor_outputs_equal_the_uncheckpointed_run(ckpt, item):
+    assert_gradients_are_the_uncheckpointed_ones(ckpt, with_items(NON_TENSOR_ITEMS[item]), _pair, f"{item} outputs")
+
+
+@pytest.mark.clause("api.forward-value")
+@pytest.mark.parametrize("companion", COMPANIONS)
+def test_integral_outputs_beside_differentiable_ones_are_the_functions(ckpt, companion):
+    assert_output_is_the_functions(ckpt, with_companion(companion), _pair)
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("companion", COMPANIONS)
+def test_gradients_through_outputs_beside_integral_ones_equal_the_uncheckpointed_run(ckpt, companion):
+    assert_gradients_are_the_uncheckpointed_ones(ckpt, with_companion(companion), _pair, f"{companion} output first")
+
+
+@pytest.mark.clause("api.forward-value")
+@pytest.mark.parametrize("view", VIEWS)
+def test_output_that_views_an_argument_is_the_functions(ckpt, view):
+    assert_output_is_the_functions(ckpt, returning_view(view), _pair)
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("view", VIEWS)
+def test_gradients_through_an_output_that_views_an_argument_equal_the_uncheckpointed_run(ckpt, view):
+    assert_gradients_are_the_uncheckpointed_ones(ckpt, returning_view(view), _pair, f"{view} of an argument returned")

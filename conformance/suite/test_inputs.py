@@ -12,7 +12,7 @@ import torch
 
 from conformance.assertions import assert_same_forward, assert_same_gradients
 from conformance.fixtures.functions import weighted_loss
-from conformance.fixtures.inputs import ALIASINGS, BATCH, WIDTH, aliased, leaf
+from conformance.fixtures.inputs import ALIASINGS, BATCH, WIDTH, aliased, laid_out, leaf
 
 
 def snapshot(t):
@@ -40,10 +40,9 @@ def caller_tensors():
         "leaf under the non-leaf": source,
         "non-leaf (has grad_fn)": source * 2,
         "integer tensor": torch.arange(WIDTH),
-        "transposed leaf": leaf(WIDTH, BATCH, seed=5, requires_grad=False).t().requires_grad_(),
-        "strided slice": leaf(BATCH, 2 * WIDTH, seed=6, requires_grad=False)[:, ::2],
-        "channels_last leaf": leaf(1, 2, BATCH, WIDTH // 2, seed=7, requires_grad=False)
-        .to(memory_format=torch.channels_last).requires_grad_(),
+        "transposed leaf": laid_out("transposed", seed=5)[0],
+        "column slice": laid_out("column-slice", seed=6, requires_grad=False)[0],
+        "channels_last leaf": laid_out("channels_last", seed=7)[0],
     }
 
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_forward, assert_same_gradients
-from conformance.fixtures.functions import two_outputs
+from conformance.fixtures.functions import VIEWS, returning_view, two_outputs
 from conformance.fixtures.inputs import leaf, twin_leaves
 
 
@@ -41,3 +41,16 @@ def test_autograd_backward_with_gradients_for_several_outputs(ckpt):
     torch.autograd.backward(list(outs), grad_tensors=grads)
     torch.autograd.backward(list(two_outputs(x_ref, y_ref)), grad_tensors=grads)
     assert_same_gradients([x.grad, y.grad], [x_ref.grad, y_ref.grad], ["x.grad", "y.grad"])
+
+
+def shares_memory(t, other) -> bool:
+    return t.untyped_storage().data_ptr() == other.untyped_storage().data_ptr()
+
+
+@pytest.mark.clause("outputs.views-of-inputs")
+@pytest.mark.parametrize("view", VIEWS)
+def test_an_output_that_views_an_argument_shares_its_memory(ckpt, view):
+    # Memory only: the values are api.forward-value's (a MUST), this clause is OBSERVED.
+    a, b = leaf(seed=1), leaf(seed=2)
+    output = ckpt.checkpoint(returning_view(view), a, b)[0]
+    assert shares_memory(output, a), f"the {view} of an argument the function returned comes back as a copy"

@@ -75,6 +75,13 @@ def map_tensors(value, fn):
     return value
 
 
+def map_argument_aliases(out, args, fn):
+    """out with fn applied to its tensors that share memory with a tensor argument (an argument returned
+    as is, or a view of one)."""
+    storages = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
+    return map_tensors(out, lambda t: fn(t) if t.untyped_storage().data_ptr() in storages else t)
+
+
 class _BeforeBackward(torch.autograd.Function):
     """Identity on an output; its backward, which runs before the region's own, calls action()."""
 

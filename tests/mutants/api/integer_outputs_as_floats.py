@@ -1,6 +1,7 @@
 """Returns the function's integer and boolean tensor outputs as floating-point tensors, as a
-checkpoint that makes every output differentiable would. The fixed models only return floats; the
-op sweep's argmax, comparisons, nonzero, sort indices... flag it."""
+checkpoint that makes every output differentiable would. The masks, indices and lengths of the
+"non-differentiable output" tests flag it, and so do the op sweep's argmax, comparisons, nonzero,
+sort indices..."""
 
 import torch
 from torch.utils._pytree import tree_map

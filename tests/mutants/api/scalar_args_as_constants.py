@@ -1,6 +1,6 @@
 """Treats 0-d tensor arguments as constants (as if they were Python numbers): their forward value is
-kept but they get no gradient. Fixed examples use (batch, width) inputs; the property tests draw
-scalar, row and batch shapes."""
+kept but they get no gradient. The 0-d case of the "degenerate shape" tests flags it, and so do the
+property tests, which draw scalar, row and batch shapes."""
 
 import torch
 
