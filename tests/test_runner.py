@@ -37,7 +37,7 @@ def test_expand_runs_each_variant_and_device_on_its_own():
 def test_pytest_args_use_thread_timeouts_and_the_run_options(tmp_path):
     args = supervisor.pytest_args_for(RunSpec("m", "reentrant", "cuda"), tmp_path / "r.json", tmp_path / "p.json", 7,
                                       clauses=["api"], pytest_args=["-x"], deselect=["t.py::a[x]"])
-    for arg in ("--impl=m", "--variant=reentrant", "--device=cuda", "--timeout=7", "--timeout-method=thread",
+    for arg in ("--impl=m", "--variant=reentrant", "--device=cuda", "--timeout=7", "--timeout-method=thread", "--tb=native",
                 "-p", "no:cacheprovider", "--clause=api", "-x", "--deselect=t.py::a[x]", f"--results={tmp_path / 'r.json'}"):
         assert arg in args
     assert args[-1] == str(supervisor.SUITE_DIR)
