@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,7 @@ def test_ledger_merges_attempts_and_names_what_never_ran():
     ledger.plan({"header": {"implementation": "other"}, "tests": tests[2:]})  # a later attempt's plan
     assert crash.clauses == ["c.1"] and crash.variant == "reentrant"
     assert ledger.remaining() == ["t[2]", "t[3]"]
+    assert ledger.died("t[1]", "timeout", "another lane") is None and ledger.records["t[1]"] is crash  # the first stands
     ledger.close_remaining("the bound expired")
     results = ledger.results(exit=1)
     assert [r.nodeid for r in results.records] == ["t[0]", "t[1]", "t[2]", "t[3]"]
@@ -251,6 +253,21 @@ def test_a_process_that_exits_between_tests_is_restarted_only_while_it_makes_pro
     assert records["t[b]"].message.startswith("pytest exited with code 3 between tests")
 
 
+def test_the_results_file_is_written_as_the_run_goes_on(tmp_path, fake):
+    scenario = {"a.py::t[0]": "pass", "a.py::t[1]": "hang", "a.py::t[2]": "pass"}
+    path = tmp_path / "out" / "fake-reentrant-cpu.json"
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        run = pool.submit(supervise, tmp_path, scenario, Limits(test_timeout=60, run_timeout=8))
+        while not (path.exists() and read_results(path).records[0].status == "pass"):
+            assert not run.done(), "the run ended before its results file showed its first pass"
+            time.sleep(0.1)
+        midway = read_results(path)
+        run.result()
+    assert midway.header["exit"] is None and midway.header["finished"] is None
+    assert [(r.status, r.message) for r in midway.records[1:]] == [("not_run", supervisor.UNFINISHED)] * 2
+    assert read_results(path).records[1].status == "timeout"
+
+
 def test_a_run_that_collects_nothing_is_an_error_with_pytests_reason(tmp_path, capsys):
     code = run_all([RunSpec("does.not.exist", "reentrant", "cpu")], tmp_path, Limits(test_timeout=30, run_timeout=120))
     assert code == 2
@@ -314,6 +331,28 @@ def test_a_backward_that_never_returns_gets_a_timeout_cell(broken_runs):
     assert f"within {TIMEOUT_S} s" in next(r for r in records if r.status == "timeout" and "properties" not in r.nodeid).message
     assert all("hangs_in_backward.py" in r.message for r in hung.values())  # pytest-timeout's stack dump names where it hung
     assert {r.status for r in _records(out, "tests.broken.hangs_in_backward", "reentrant").values()} == {"pass"}
+
+
+def test_a_run_cut_short_leaves_its_results_file_with_the_tests_it_did_not_finish_not_run(tmp_path):
+    # As when a CI job's time runs out: the runner is ended from outside, with no chance to write its results,
+    # while a test hangs (the frozen-block tests pass, then the retain area's backward passes hang).
+    runner = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--impl", "tests.broken.hangs_in_backward",
+                               "--variant", "non_reentrant", "--clause", "reqgrad.frozen-block-output", "--clause", "retain",
+                               "--timeout", str(TIMEOUT_S), "--out", str(tmp_path)],
+                              cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path = tmp_path / "tests.broken.hangs_in_backward-non_reentrant-cpu.json"
+    give_up = time.monotonic() + 120
+    try:
+        while not (path.exists() and any(r.status != "not_run" for r in read_results(path).records)):
+            assert runner.poll() is None and time.monotonic() < give_up, "no results file showed a finished test"
+            time.sleep(0.2)
+    finally:
+        runner.send_signal(signal.SIGTERM)
+        runner.wait()
+    results = read_results(path)
+    assert results.header["exit"] is None and results.header["implementation"] == "tests.broken.hangs_in_backward"
+    unfinished = [r for r in results.records if r.status == "not_run"]
+    assert unfinished and all(r.message == supervisor.UNFINISHED for r in unfinished)
 
 
 def _all_records(out):

@@ -2,7 +2,9 @@
 
 It merges what each attempt planned and recorded, adds the CRASH / TIMEOUT records the supervisor
 decides for tests whose process died or ran out of time and the NOT-RUN records of tests it gave up
-on, and assembles the final results. ``died`` is the one place the runner makes records itself.
+on, and assembles the results (final, or as they stand while the run goes on). ``died`` is the one
+place the runner makes records itself. A test's first record stands: lanes run side by side, and one
+may give up on a test (NOT RUN) while another was still running it.
 """
 
 from __future__ import annotations
@@ -25,20 +27,14 @@ class Ledger:
         for test in plan.get("tests", []):
             self.planned.setdefault(test["nodeid"], test)
 
-    def record(self, event: dict) -> Record:
-        """Take in a ``{"event": "record", ...}`` line of an attempt's stream."""
-        record = Record(**{k: event[k] for k in _RECORD_FIELDS if k in event})
-        self.records[record.nodeid] = record
-        return record
+    def record(self, event: dict) -> Record | None:
+        """Take in a ``{"event": "record", ...}`` line of an attempt's stream; None if the test has a record already."""
+        return self._add(Record(**{k: event[k] for k in _RECORD_FIELDS if k in event}))
 
-    def died(self, nodeid: str, status: str, message: str, duration: float = 0.0) -> Record:
+    def died(self, nodeid: str, status: str, message: str, duration: float = 0.0) -> Record | None:
         """Record a test whose process died (``crash``) or was stopped (``timeout``) while it ran,
-        or that never ran (``not_run``)."""
-        test = self.planned.get(nodeid, {})
-        record = Record(nodeid, list(test.get("clauses", [])), test.get("variant"), test.get("device"),
-                        status, test.get("expected"), message, round(duration, 3))
-        self.records[nodeid] = record
-        return record
+        or that never ran (``not_run``); None if the test has a record already."""
+        return self._add(self._made(nodeid, status, message, duration))
 
     def remaining(self) -> list[str]:
         """Planned tests with no record yet, in run order."""
@@ -48,8 +44,24 @@ class Ledger:
         """Give every test that will not run now a NOT-RUN record saying why."""
         return [self.died(nodeid, "not_run", why) for nodeid in self.remaining()]
 
-    def results(self, **header) -> Results:
-        """Records in run order (tests pytest did not plan, if any, last) under the merged header."""
+    def results(self, unfinished: str | None = None, **header) -> Results:
+        """Records in run order (tests pytest did not plan, if any, last) under the merged header. With
+        ``unfinished`` (results written while the run goes on), tests with no record yet read NOT RUN with
+        that message: should the run be cut short, the file written last still accounts for every test."""
+        records = {**self.records}
+        if unfinished is not None:
+            records.update((nodeid, self._made(nodeid, "not_run", unfinished)) for nodeid in self.remaining())
         order = {nodeid: i for i, nodeid in enumerate(self.planned)}
-        records = sorted(self.records.values(), key=lambda r: order.get(r.nodeid, len(order)))
-        return Results(header={**(self.header or {}), **header}, records=records)
+        ordered = sorted(records.values(), key=lambda r: order.get(r.nodeid, len(order)))
+        return Results(header={**(self.header or {}), **header}, records=ordered)
+
+    def _made(self, nodeid: str, status: str, message: str, duration: float = 0.0) -> Record:
+        test = self.planned.get(nodeid, {})
+        return Record(nodeid, list(test.get("clauses", [])), test.get("variant"), test.get("device"),
+                      status, test.get("expected"), message, round(duration, 3))
+
+    def _add(self, record: Record) -> Record | None:
+        if record.nodeid in self.records:
+            return None
+        self.records[record.nodeid] = record
+        return record
