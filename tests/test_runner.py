@@ -84,6 +84,21 @@ def test_ledger_merges_attempts_and_names_what_never_ran():
     assert results.header == {"implementation": "m", "exit": 1}
 
 
+def test_a_files_streak_is_its_crashes_and_timeouts_since_its_last_pass_or_declared_failure():
+    ledger = Ledger()
+
+    def record(nodeid, status, expected=None):
+        ledger.record({"nodeid": nodeid, "clauses": ["c"], "variant": "reentrant", "device": "cpu", "status": status,
+                       "expected": expected})
+
+    for nodeid, status in [("a.py::t[0]", "timeout"), ("b.py::t[0]", "pass"), ("a.py::t[1]", "fail"),
+                           ("a.py::t[2]", "skip"), ("a.py::t[3]", "crash")]:
+        record(nodeid, status)
+    assert ledger.streak("a.py") == ["timeout", "crash"]  # another file's pass, a failure, a skip: no reset
+    record("a.py::t[4]", "fail", {"kind": "deviation", "reason": "declared in expectations.toml"})
+    assert ledger.streak("a.py") == [] and ledger.streak("b.py") == []
+
+
 def test_follower_yields_only_complete_lines(tmp_path):
     path = tmp_path / "s.jsonl"
     follower = supervisor._Follower(path)
@@ -102,8 +117,8 @@ def fake_run_process(pytest_args, output, conn, fork_attempts):
     """Plays a run process (worker.serve) for the supervisor, without pytest: the same pipe protocol
     and files, with tests scripted by ``--scenario=`` (nodeid -> action, in run order). An attempt
     plays each test not skipped: a start event, then by the action a record, a death (SIGKILL), a
-    hang, pytest-timeout's banner and exit 1, an INTERNALERROR (results written, exit 3), or an exit
-    before the test starts ("exit-before").
+    hang, pytest-timeout's banner and exit 1, an INTERNALERROR (results written, exit 3), an exit
+    before the test starts ("exit-before"), or a pass after two seconds ("slow-pass").
     Each attempt's skip list is appended to the file ``--calls=``."""
     os.setsid()
     fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
@@ -131,6 +146,9 @@ def fake_run_process(pytest_args, output, conn, fork_attempts):
                 os.kill(os.getpid(), signal.SIGKILL)
             while action == "hang":
                 time.sleep(1)
+            if action == "slow-pass":
+                time.sleep(2)
+                action = "pass"
             if action == "pytest-timeout":
                 print("+" * 20 + " Timeout " + "+" * 20, flush=True)
                 os._exit(1)
@@ -253,6 +271,58 @@ def test_a_process_that_exits_between_tests_is_restarted_only_while_it_makes_pro
     assert records["t[b]"].message.startswith("pytest exited with code 3 between tests")
 
 
+ABANDONING = Limits(test_timeout=30, run_timeout=60, abandon_after=3)
+
+
+def test_after_k_crashes_or_timeouts_in_a_row_the_rest_of_the_file_is_not_run_and_the_next_file_runs(tmp_path, fake):
+    scenario = {"a.py::t[0]": "pass", "a.py::t[1]": "die", "a.py::t[2]": "pytest-timeout", "a.py::t[3]": "die",
+                "a.py::t[4]": "pass", "a.py::t[5]": "pass", "b.py::t[0]": "pass", "b.py::t[1]": "die"}
+    _, records, header, calls = supervise(tmp_path, scenario, ABANDONING)
+    assert {n: r.status for n, r in records.items()} == {
+        "a.py::t[0]": "pass", "a.py::t[1]": "crash", "a.py::t[2]": "timeout", "a.py::t[3]": "crash",
+        "a.py::t[4]": "not_run", "a.py::t[5]": "not_run", "b.py::t[0]": "pass", "b.py::t[1]": "crash"}
+    assert records["a.py::t[4]"].message == records["a.py::t[5]"].message == (
+        "run abandoned after 3 consecutive crashes or timeouts in a.py with no pass between (--abandon-after 3): "
+        "its tests left were not run")
+    assert calls[-1] == [f"a.py::t[{i}]" for i in range(6)], "the attempt after the third death skipped the file"
+    assert header["supervisor"]["abandon_after"] == 3
+
+
+def test_a_pass_resets_the_count_and_an_unexpected_failure_does_not(tmp_path, fake):
+    scenario = {"a.py::t[0]": "die", "a.py::t[1]": "die", "a.py::t[2]": "pass", "a.py::t[3]": "die", "a.py::t[4]": "die",
+                "a.py::t[5]": "pass",
+                "b.py::t[0]": "die", "b.py::t[1]": "fail", "b.py::t[2]": "die", "b.py::t[3]": "die", "b.py::t[4]": "pass"}
+    _, records, _, _ = supervise(tmp_path, scenario, ABANDONING)
+    assert [r.status for n, r in records.items() if n.startswith("a.py")] == [
+        "crash", "crash", "pass", "crash", "crash", "pass"]
+    assert [r.status for n, r in records.items() if n.startswith("b.py")] == [
+        "crash", "fail", "crash", "crash", "not_run"]
+    assert records["b.py::t[4]"].message.startswith("run abandoned after 3 consecutive crashes in b.py")
+
+
+def test_a_correct_implementation_with_sporadic_timeouts_is_never_abandoned(tmp_path, fake):
+    # four timeouts in the file, but never three in a row: after the cut the lanes' passes come between them
+    scenario = {f"a.py::t[{i}]": "hang" if i in (2, 3, 9, 14) else "pass" for i in range(16)}
+    _, records, _, _ = supervise(tmp_path, scenario, Limits(test_timeout=0.3, grace=0.3, run_timeout=60, cut_after=2,
+                                                            cut_timeout=0.3, lanes=3, abandon_after=3))
+    assert {n: r.status for n, r in records.items()} == {n: "timeout" if a == "hang" else "pass" for n, a in scenario.items()}
+
+
+def test_a_test_of_an_abandoned_file_running_in_another_lane_is_stopped_at_once(tmp_path, fake):
+    # a.py::t[0] times out, the cut splits the rest into two lanes: lane 1 b0 a2 b1, lane 2 a1 a3. Lane 2 hangs in
+    # a1 (limit 30 s) while lane 1 passes b0 and times out in a2: a.py is abandoned and lane 2 stopped, not waited for.
+    scenario = {"a.py::t[0]": "pytest-timeout", "b.py::t[0]": "slow-pass", "a.py::t[1]": "hang",
+                "a.py::t[2]": "pytest-timeout", "a.py::t[3]": "pass", "b.py::t[1]": "pass"}
+    outcome, records, _, _ = supervise(tmp_path, scenario, Limits(test_timeout=30, run_timeout=60, cut_after=1,
+                                                                  cut_timeout=30, lanes=2, abandon_after=2))
+    assert {n: r.status for n, r in records.items()} == {
+        "a.py::t[0]": "timeout", "b.py::t[0]": "pass", "a.py::t[1]": "not_run", "a.py::t[2]": "timeout",
+        "a.py::t[3]": "not_run", "b.py::t[1]": "pass"}
+    assert records["a.py::t[1]"].message.startswith("run abandoned after 2 consecutive timeouts in a.py")
+    assert "(lane 2, limit 30 s): exit -9" in outcome.log.read_text()
+    assert outcome.seconds < 20
+
+
 def test_the_results_file_is_written_as_the_run_goes_on(tmp_path, fake):
     scenario = {"a.py::t[0]": "pass", "a.py::t[1]": "hang", "a.py::t[2]": "pass"}
     path = tmp_path / "out" / "fake-reentrant-cpu.json"
@@ -309,14 +379,16 @@ def test_run_exits_1_when_tests_fail_crash_or_time_out(broken_runs):
     assert code == 1
 
 
-def test_a_process_killing_implementation_gets_crash_cells_and_the_rest_of_its_matrix(broken_runs):
+def test_a_process_killing_implementation_gets_crash_cells_until_the_file_is_abandoned_and_the_rest_of_its_matrix(
+        broken_runs):
     _, out = broken_runs
-    reentrant = _records(out, "tests.broken.kills_process", "reentrant")
-    assert {c: r.status for c, r in reentrant.items()} == {  # every reentrant reqgrad test has no input requiring grad
-        "reqgrad.reentrant-warns": "crash", "reqgrad.reentrant-no-gradients": "crash",
-        "reqgrad.frozen-block-output": "crash", "reqgrad.frozen-block-head-trains": "crash"}
-    assert "SIGKILL" in reentrant["reqgrad.reentrant-warns"].message
     results = read_results(out / "tests.broken.kills_process-reentrant-cpu.json")
+    # every reentrant reqgrad test has no input requiring grad: each crashes, until test_reqgrad.py is abandoned
+    k = Limits().abandon_after
+    assert [r.status for r in results.records] == ["crash"] * k + ["not_run"] * (len(results.records) - k)
+    assert "SIGKILL" in results.records[0].message
+    assert all(r.message.startswith(f"run abandoned after {k} consecutive crashes in test_reqgrad.py")
+               for r in results.records[k:])
     # one attempt per crash (each restart begins after the test that crashed), one more if tests were left
     crashes = sum(r.status == "crash" for r in results.records)
     assert crashes <= results.header["supervisor"]["attempts"] <= crashes + 1 and results.header["torch"]

@@ -5,6 +5,9 @@ decides for tests whose process died or ran out of time and the NOT-RUN records 
 on, and assembles the results (final, or as they stand while the run goes on). ``died`` is the one
 place the runner makes records itself. A test's first record stands: lanes run side by side, and one
 may give up on a test (NOT RUN) while another was still running it.
+
+It also keeps, per test file, the *streak*: the crashes and timeouts recorded in a row since the file's
+last pass, from which the supervisor judges a file hopeless (``Limits.abandon_after``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,12 @@ from __future__ import annotations
 from conformance.results import Record, Results
 
 _RECORD_FIELDS = ("nodeid", "clauses", "variant", "device", "status", "expected", "message", "duration", "notes", "level")
+DEATHS = ("crash", "timeout")  # the statuses that lengthen a streak
+
+
+def test_file(nodeid: str) -> str:
+    """The test file a node id belongs to (one area of the suite per file)."""
+    return nodeid.split("::", 1)[0]
 
 
 class Ledger:
@@ -19,6 +28,7 @@ class Ledger:
         self.header: dict | None = None  # from the first plan: the environment of the run
         self.planned: dict[str, dict] = {}  # nodeid -> {"clauses", "variant", "device", "expected"}, in run order
         self.records: dict[str, Record] = {}
+        self.streaks: dict[str, list[str]] = {}  # test file -> the statuses of its crashes and timeouts in a row
 
     def plan(self, plan: dict) -> None:
         """Take in an attempt's plan; a later attempt's plan only ever adds tests."""
@@ -36,13 +46,18 @@ class Ledger:
         or that never ran (``not_run``); None if the test has a record already."""
         return self._add(self._made(nodeid, status, message, duration))
 
-    def remaining(self) -> list[str]:
-        """Planned tests with no record yet, in run order."""
-        return [nodeid for nodeid in self.planned if nodeid not in self.records]
+    def remaining(self, file: str | None = None) -> list[str]:
+        """Planned tests (of ``file``, or all) with no record yet, in run order."""
+        return [nodeid for nodeid in self.planned
+                if nodeid not in self.records and (file is None or test_file(nodeid) == file)]
 
-    def close_remaining(self, why: str) -> list[Record]:
-        """Give every test that will not run now a NOT-RUN record saying why."""
-        return [self.died(nodeid, "not_run", why) for nodeid in self.remaining()]
+    def close_remaining(self, why: str, file: str | None = None) -> list[Record]:
+        """Give every test (of ``file``, or all) that will not run now a NOT-RUN record saying why."""
+        return [self.died(nodeid, "not_run", why) for nodeid in self.remaining(file)]
+
+    def streak(self, file: str) -> list[str]:
+        """The statuses of the file's crashes and timeouts recorded in a row since its last pass."""
+        return self.streaks.get(file, [])
 
     def results(self, unfinished: str | None = None, **header) -> Results:
         """Records in run order (tests pytest did not plan, if any, last) under the merged header. With
@@ -64,4 +79,20 @@ class Ledger:
         if record.nodeid in self.records:
             return None
         self.records[record.nodeid] = record
+        self._extend_streak(record)
         return record
+
+    def _extend_streak(self, record: Record) -> None:
+        file = test_file(record.nodeid)
+        if record.status in DEATHS:
+            self.streaks.setdefault(file, []).append(record.status)
+        elif _shows_the_file_can_run(record):
+            self.streaks.pop(file, None)
+
+
+def _shows_the_file_can_run(record: Record) -> bool:
+    """A test that ended as expected of it: a pass, or a failure declared (a deviation, a capability not
+    claimed). It ends the file's streak: the implementation works there. An unexpected failure, an error or
+    a skip neither ends nor lengthens it: an implementation that hangs in every backward still fails its
+    forward checks quickly between the hangs, and a skip ran nothing."""
+    return record.status == "pass" or (record.status == "fail" and record.expected is not None)

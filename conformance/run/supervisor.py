@@ -12,7 +12,10 @@ in one feature usually hangs many tests; the TIMEOUT message names the limit tha
 property-based or multi-process, have ``Limits.slow_timeout`` throughout: they take seconds, not
 milliseconds, and tens of seconds on a busy machine), and the
 tests left are split across ``Limits.lanes`` lanes (run processes of their own) that run side by
-side: a hung test only waits, so waiting in parallel costs little CPU. A
+side: a hung test only waits, so waiting in parallel costs little CPU. After
+``Limits.abandon_after`` crashes or timeouts in a row in one test file with no pass between, the file
+is judged hopeless and its tests left get NOT-RUN records saying why (an attempt running one of them in
+another lane is stopped): the sweeps hold thousands of tests, each of which would cost a limit. A
 whole-run bound stops everything: the running test gets a TIMEOUT record, every test not yet run a
 NOT-RUN one. The merged results are written atomically to ``<out>/<name>.json``, as they stand every
 few seconds while the run goes on (each test not finished yet NOT RUN, so a run cut short still leaves
@@ -38,7 +41,7 @@ import pytest
 
 from conformance.expectations import EXPECTATIONS_PATH, Breakage, load_breakages, stale_breakages
 from conformance.results import Record, write_results
-from conformance.run.ledger import Ledger
+from conformance.run.ledger import DEATHS, Ledger, test_file
 
 SUITE_DIR = Path(__file__).resolve().parents[1] / "suite"
 POLL_S = 0.05
@@ -76,6 +79,11 @@ class Limits:
     slow_timeout: float = 60.0  # per slow test (plan.is_slow: property-based, multi-process), never cut: they
     # take seconds at idle and tens of seconds on a loaded 2-core machine (10 s gave false TIMEOUTs at load 17)
     lanes: int = 6  # ... and the tests left run in this many lanes side by side (hung tests only wait)
+    abandon_after: int = 3  # crashes or timeouts in a row in one test file, with no pass between, after which
+    # its tests left are not run (0: never): a hopeless file would cost a limit per test, and the sweeps hold
+    # thousands of tests; a correct implementation passes between its few sporadic timeouts, so it never gets here.
+    # 3, not 5: the files of an implementation that hangs in every backward mix hangs with quick passes, and
+    # with 5 its run alone took 349 s (5 s per hang in 6 lanes; 237 s with 3, at load 6 to 11 on 2 cores)
 
     @property
     def slow_limit(self) -> float:
@@ -85,6 +93,10 @@ class Limits:
     def for_run(self, timeouts: int) -> float:
         """The per-test limit once a run has had ``timeouts`` timeouts."""
         return min(self.test_timeout, self.cut_timeout) if timeouts >= self.cut_after else self.test_timeout
+
+    def abandons(self, streak: list[str]) -> bool:
+        """Whether a test file whose last tests crashed or timed out as ``streak`` says is hopeless."""
+        return 0 < self.abandon_after <= len(streak)
 
 
 @dataclass
@@ -97,7 +109,7 @@ class Attempt:
     running_for: float = 0.0
     running_limit: float = 0.0  # the limit of that test
     killed: str | None = None  # "run": the whole-run bound expired; "test": a test outran its timeout; "given
-    # up": another lane closed the run while this attempt ran a test (its NOT-RUN record stands: the first does)
+    # up": another lane gave up on the test it ran (its NOT-RUN record stands: a test's first record does)
     new_records: int = 0
     output: str = ""
     clean: bool = False  # pytest finished its session and wrote its results file
@@ -166,6 +178,7 @@ def _supervisor_header(limits: Limits, attempts: list[Attempt], seconds: float, 
         "cut_timeout_s": limits.cut_timeout,
         "slow_timeout_s": limits.slow_limit,
         "cut_after_timeouts": limits.cut_after,
+        "abandon_after": limits.abandon_after,
         "lanes": len({a.lane for a in attempts}),
         "run_timeout_s": limits.run_timeout,
         "timeout_method": "thread",
@@ -196,14 +209,29 @@ class _Run:
 
     def record(self, make: Callable[[], Record | None | list[Record | None]]) -> None:
         """Change the ledger (``make`` returns what the ledger took in: None for a test that had a record
-        already), report the new records and now and then save the results, one lane at a time."""
+        already), give up on the test files that became hopeless, report the new records and now and then
+        save the results, one lane at a time."""
         with self.lock:
             made = make()
             added = [r for r in (made if isinstance(made, list) else [made]) if r is not None]
+            added += self._abandon_hopeless_files(added)
             for record in added:
                 self.on_record(record)
             self.unsaved = True
             self._save_if_due()
+
+    def _abandon_hopeless_files(self, added: list[Record]) -> list[Record]:
+        """The one place the runner gives up on a test file: once its streak (crashes and timeouts in a
+        row, no pass between) reaches ``Limits.abandon_after``, its tests left get NOT-RUN records."""
+        files = dict.fromkeys(test_file(r.nodeid) for r in added if r.status in DEATHS)
+        return [record for file in files if self.limits.abandons(self.ledger.streak(file))
+                for record in self.ledger.close_remaining(self._abandoned_because(file), file)]
+
+    def _abandoned_because(self, file: str) -> str:
+        streak = self.ledger.streak(file)
+        kinds = " or ".join(plural for plural, status in (("crashes", "crash"), ("timeouts", "timeout")) if status in streak)
+        return (f"run abandoned after {len(streak)} consecutive {kinds} in {Path(file).name} with no pass between "
+                f"(--abandon-after {self.limits.abandon_after}): its tests left were not run")
 
     def save_if_due(self) -> None:
         """Called while attempts run, so that the last changes are saved even when no record follows them."""
@@ -429,7 +457,7 @@ def _run_attempt(processes: _RunProcesses, run: _Run, lane: int, skip: list[str]
             break
         run.save_if_due()
         now = time.monotonic()
-        if running and run.given_up(running):  # another lane closed the run
+        if running and run.given_up(running):  # its test file was abandoned, or the run closed, in another lane
             attempt.killed = "given up"
         elif now >= run.deadline:
             attempt.killed = "run"
