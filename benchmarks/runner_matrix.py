@@ -3,15 +3,17 @@
     python benchmarks/runner_matrix.py [--only pathological|builtin] [--json out.json] [--keep DIR]
 
 * pathological: the three broken implementations of tests/broken (one kills its process, one hangs
-  in backward, one raises messages full of markup), both variants, CPU, default options and -j 2.
-  Acceptance (issue 12): at most 300 s on a 2-core machine, with CRASH and TIMEOUT cells, the markup
-  escaped in the report, and every other test recorded (no NOT-RUN record).
+  in backward, one raises messages full of markup), both variants, CPU, default options and -j 2, the
+  whole suite with its sweeps (thousands of tests per run). Acceptance (issue 19): at most 300 s on a
+  2-core machine, with CRASH and TIMEOUT cells, the markup escaped in the report, a results file per
+  run, and no NOT-RUN record but those of test files the runner abandoned as hopeless (--abandon-after),
+  each saying so.
 * builtin: reference_impl and torch.utils.checkpoint, both variants, CPU, default options (-j is
   the machine's cores).
 
 Each matrix runs as a user runs it (a fresh ``python -m conformance run``, then ``report``). Printed:
-the wall time, per run the counts, attempts and seconds, and the load average before and after (the
-machine may be shared: the figures only mean something next to the load).
+the wall time, per run the counts, attempts and seconds and the test files it abandoned, and the load
+average before and after (the machine may be shared: the figures only mean something next to the load).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -38,6 +41,8 @@ MATRICES = {
     "builtin": (["reference_impl", "torch.utils.checkpoint"], []),
 }
 LIMIT_S = 300  # the acceptance bound of the pathological matrix
+# The message of a NOT-RUN record of a test file the runner abandoned (supervisor._Run._abandoned_because).
+ABANDONED = re.compile(r"^run abandoned after \d+ consecutive .*? in (\S+) ")
 
 
 def run_matrix(name: str, out: Path) -> dict:
@@ -55,9 +60,13 @@ def run_matrix(name: str, out: Path) -> dict:
     runs = {}
     for path in sorted(out.glob("*.json")):
         results = read_results(path)
+        not_run = [ABANDONED.match(r.message) for r in results.records if r.status == "not_run"]
+        supervised = results.header.get("supervisor", {})  # absent only from a run that never got past its plan
         runs[path.stem] = {"counts": dict(Counter(r.verdict for r in results.records)),
-                           "attempts": results.header["supervisor"]["attempts"],
-                           "seconds": results.header["supervisor"]["seconds"]}
+                           "attempts": supervised.get("attempts"), "seconds": supervised.get("seconds"),
+                           "finished": results.header.get("finished") is not None,
+                           "abandoned": sorted({m[1] for m in not_run if m}),
+                           "not_run_unexplained": sum(m is None for m in not_run)}
     pages = [page, *(out / details_of(page.name)).glob("*.html")]
     html = "".join(p.read_text(encoding="utf-8") for p in pages)
     return {
@@ -79,8 +88,11 @@ def check_pathological(figures: dict) -> list[str]:
         problems.append(f"took {figures['wall_s']} s > {LIMIT_S} s")
     if not totals["crash"] or not totals["timeout"]:
         problems.append(f"expected crash and timeout cells, got {dict(totals)}")
-    if totals["not_run"]:
-        problems.append(f"{totals['not_run']} tests not run")
+    unexplained = sum(run["not_run_unexplained"] for run in figures["runs"].values())
+    if unexplained:
+        problems.append(f"{unexplained} tests not run, not for an abandoned file")
+    if not all(run["finished"] for run in figures["runs"].values()):
+        problems.append("some results file is not a finished run's")
     if not figures["markup_escaped"]:
         problems.append("the markup is not (only) escaped in the report")
     if len(figures["runs"]) != 6:
@@ -109,6 +121,8 @@ def main() -> int:
               f"(index {figures['index_bytes'] / 1e6:.2f} MB)")
         for run, data in figures["runs"].items():
             print(f"  {run:<55} {data['seconds']:>6} s  {data['attempts']:>3} attempts  {data['counts']}")
+            if data["abandoned"]:
+                print(f"  {'':<55} abandoned: {', '.join(data['abandoned'])}")
         if figures.get("problems"):
             print(f"  PROBLEMS: {'; '.join(figures['problems'])}")
     if args.json:

@@ -50,6 +50,10 @@ def main(argv=None) -> int:
     run.add_argument("--lanes", type=int, default=defaults.lanes, metavar="N",
                      help="after --cut-after timeouts, the run's tests left run in N processes side by side (hung "
                      f"tests only wait) (default: {defaults.lanes})")
+    run.add_argument("--abandon-after", type=int, default=defaults.abandon_after, metavar="K",
+                     help="after K crashes or timeouts in a row in one test file, with no pass between, its tests "
+                     "left are recorded as NOT RUN, saying why, and the run goes on with the next file (0: never) "
+                     f"(default: {defaults.abandon_after})")
     run.add_argument("--run-timeout", type=float, default=defaults.run_timeout, metavar="S",
                      help="limit for each run as a whole; the running test is then recorded as TIMEOUT, the tests "
                      f"left as NOT RUN (default: {defaults.run_timeout:g})")
@@ -92,7 +96,8 @@ def main(argv=None) -> int:
 
         specs = shard(expand(args.impl, args.variant or ["both"], args.device or ["cpu"]), *args.shard)
         limits = Limits(test_timeout=args.timeout, run_timeout=args.run_timeout, cut_timeout=args.cut_timeout,
-                        cut_after=args.cut_after, slow_timeout=args.slow_timeout, lanes=max(1, args.lanes))
+                        cut_after=args.cut_after, slow_timeout=args.slow_timeout, lanes=max(1, args.lanes),
+                        abandon_after=max(0, args.abandon_after))
         return run_all(specs, args.out, limits, clauses=args.clause, pytest_args=pytest_args, jobs=args.jobs,
                        strict_levels=args.strict_levels)
     if pytest_args:

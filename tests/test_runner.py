@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def test_expand_runs_each_variant_and_device_on_its_own():
 def test_pytest_args_use_thread_timeouts_and_the_run_options(tmp_path):
     args = supervisor.pytest_args_for(RunSpec("m", "reentrant", "cuda"), tmp_path / "r.json", tmp_path / "p.json", 7,
                                       clauses=["api"], pytest_args=["-x"], deselect=["t.py::a[x]"])
-    for arg in ("--impl=m", "--variant=reentrant", "--device=cuda", "--timeout=7", "--timeout-method=thread",
+    for arg in ("--impl=m", "--variant=reentrant", "--device=cuda", "--timeout=7", "--timeout-method=thread", "--tb=native",
                 "-p", "no:cacheprovider", "--clause=api", "-x", "--deselect=t.py::a[x]", f"--results={tmp_path / 'r.json'}"):
         assert arg in args
     assert args[-1] == str(supervisor.SUITE_DIR)
@@ -75,12 +76,28 @@ def test_ledger_merges_attempts_and_names_what_never_ran():
     ledger.plan({"header": {"implementation": "other"}, "tests": tests[2:]})  # a later attempt's plan
     assert crash.clauses == ["c.1"] and crash.variant == "reentrant"
     assert ledger.remaining() == ["t[2]", "t[3]"]
+    assert ledger.died("t[1]", "timeout", "another lane") is None and ledger.records["t[1]"] is crash  # the first stands
     ledger.close_remaining("the bound expired")
     results = ledger.results(exit=1)
     assert [r.nodeid for r in results.records] == ["t[0]", "t[1]", "t[2]", "t[3]"]
     assert [r.status for r in results.records] == ["pass", "crash", "not_run", "not_run"]
     assert results.records[3].message == "the bound expired" and results.records[3].clauses == ["c.3"]
     assert results.header == {"implementation": "m", "exit": 1}
+
+
+def test_a_files_streak_is_its_crashes_and_timeouts_since_its_last_pass_or_declared_failure():
+    ledger = Ledger()
+
+    def record(nodeid, status, expected=None):
+        ledger.record({"nodeid": nodeid, "clauses": ["c"], "variant": "reentrant", "device": "cpu", "status": status,
+                       "expected": expected})
+
+    for nodeid, status in [("a.py::t[0]", "timeout"), ("b.py::t[0]", "pass"), ("a.py::t[1]", "fail"),
+                           ("a.py::t[2]", "skip"), ("a.py::t[3]", "crash")]:
+        record(nodeid, status)
+    assert ledger.streak("a.py") == ["timeout", "crash"]  # another file's pass, a failure, a skip: no reset
+    record("a.py::t[4]", "fail", {"kind": "deviation", "reason": "declared in expectations.toml"})
+    assert ledger.streak("a.py") == [] and ledger.streak("b.py") == []
 
 
 def test_follower_yields_only_complete_lines(tmp_path):
@@ -101,8 +118,8 @@ def fake_run_process(pytest_args, output, conn, fork_attempts):
     """Plays a run process (worker.serve) for the supervisor, without pytest: the same pipe protocol
     and files, with tests scripted by ``--scenario=`` (nodeid -> action, in run order). An attempt
     plays each test not skipped: a start event, then by the action a record, a death (SIGKILL), a
-    hang, pytest-timeout's banner and exit 1, an INTERNALERROR (results written, exit 3), or an exit
-    before the test starts ("exit-before").
+    hang, pytest-timeout's banner and exit 1, an INTERNALERROR (results written, exit 3), an exit
+    before the test starts ("exit-before"), or a pass after two seconds ("slow-pass").
     Each attempt's skip list is appended to the file ``--calls=``."""
     os.setsid()
     fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
@@ -130,6 +147,9 @@ def fake_run_process(pytest_args, output, conn, fork_attempts):
                 os.kill(os.getpid(), signal.SIGKILL)
             while action == "hang":
                 time.sleep(1)
+            if action == "slow-pass":
+                time.sleep(2)
+                action = "pass"
             if action == "pytest-timeout":
                 print("+" * 20 + " Timeout " + "+" * 20, flush=True)
                 os._exit(1)
@@ -252,6 +272,73 @@ def test_a_process_that_exits_between_tests_is_restarted_only_while_it_makes_pro
     assert records["t[b]"].message.startswith("pytest exited with code 3 between tests")
 
 
+ABANDONING = Limits(test_timeout=30, run_timeout=60, abandon_after=3)
+
+
+def test_after_k_crashes_or_timeouts_in_a_row_the_rest_of_the_file_is_not_run_and_the_next_file_runs(tmp_path, fake):
+    scenario = {"a.py::t[0]": "pass", "a.py::t[1]": "die", "a.py::t[2]": "pytest-timeout", "a.py::t[3]": "die",
+                "a.py::t[4]": "pass", "a.py::t[5]": "pass", "b.py::t[0]": "pass", "b.py::t[1]": "die"}
+    _, records, header, calls = supervise(tmp_path, scenario, ABANDONING)
+    assert {n: r.status for n, r in records.items()} == {
+        "a.py::t[0]": "pass", "a.py::t[1]": "crash", "a.py::t[2]": "timeout", "a.py::t[3]": "crash",
+        "a.py::t[4]": "not_run", "a.py::t[5]": "not_run", "b.py::t[0]": "pass", "b.py::t[1]": "crash"}
+    assert records["a.py::t[4]"].message == records["a.py::t[5]"].message == (
+        "run abandoned after 3 consecutive crashes or timeouts in a.py with no pass between (--abandon-after 3): "
+        "its tests left were not run")
+    assert calls[-1] == [f"a.py::t[{i}]" for i in range(6)], "the attempt after the third death skipped the file"
+    assert header["supervisor"]["abandon_after"] == 3
+
+
+def test_a_pass_resets_the_count_and_an_unexpected_failure_does_not(tmp_path, fake):
+    scenario = {"a.py::t[0]": "die", "a.py::t[1]": "die", "a.py::t[2]": "pass", "a.py::t[3]": "die", "a.py::t[4]": "die",
+                "a.py::t[5]": "pass",
+                "b.py::t[0]": "die", "b.py::t[1]": "fail", "b.py::t[2]": "die", "b.py::t[3]": "die", "b.py::t[4]": "pass"}
+    _, records, _, _ = supervise(tmp_path, scenario, ABANDONING)
+    assert [r.status for n, r in records.items() if n.startswith("a.py")] == [
+        "crash", "crash", "pass", "crash", "crash", "pass"]
+    assert [r.status for n, r in records.items() if n.startswith("b.py")] == [
+        "crash", "fail", "crash", "crash", "not_run"]
+    assert records["b.py::t[4]"].message.startswith("run abandoned after 3 consecutive crashes in b.py")
+
+
+def test_a_correct_implementation_with_sporadic_timeouts_is_never_abandoned(tmp_path, fake):
+    # four timeouts in the file, but never three in a row: after the cut the lanes' passes come between them
+    scenario = {f"a.py::t[{i}]": "hang" if i in (2, 3, 9, 14) else "pass" for i in range(16)}
+    _, records, _, _ = supervise(tmp_path, scenario, Limits(test_timeout=0.3, grace=0.3, run_timeout=60, cut_after=2,
+                                                            cut_timeout=0.3, lanes=3, abandon_after=3))
+    assert {n: r.status for n, r in records.items()} == {n: "timeout" if a == "hang" else "pass" for n, a in scenario.items()}
+
+
+def test_a_test_of_an_abandoned_file_running_in_another_lane_is_stopped_at_once(tmp_path, fake):
+    # a.py::t[0] times out, the cut splits the rest into two lanes: lane 1 b0 a2 b1, lane 2 a1 a3. Lane 2 hangs in
+    # a1 (limit 30 s) while lane 1 passes b0 and times out in a2: a.py is abandoned and lane 2 stopped, not waited for.
+    scenario = {"a.py::t[0]": "pytest-timeout", "b.py::t[0]": "slow-pass", "a.py::t[1]": "hang",
+                "a.py::t[2]": "pytest-timeout", "a.py::t[3]": "pass", "b.py::t[1]": "pass"}
+    outcome, records, _, _ = supervise(tmp_path, scenario, Limits(test_timeout=30, run_timeout=60, cut_after=1,
+                                                                  cut_timeout=30, lanes=2, abandon_after=2))
+    assert {n: r.status for n, r in records.items()} == {
+        "a.py::t[0]": "timeout", "b.py::t[0]": "pass", "a.py::t[1]": "not_run", "a.py::t[2]": "timeout",
+        "a.py::t[3]": "not_run", "b.py::t[1]": "pass"}
+    assert records["a.py::t[1]"].message.startswith("run abandoned after 2 consecutive timeouts in a.py")
+    assert "(lane 2, limit 30 s): exit -9" in outcome.log.read_text()
+    assert outcome.seconds < 20
+
+
+def test_the_results_file_is_written_as_the_run_goes_on(tmp_path, fake):
+    scenario = {"a.py::t[0]": "pass", "a.py::t[1]": "hang", "a.py::t[2]": "pass"}
+    path = tmp_path / "out" / "fake-reentrant-cpu.json"
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        run = pool.submit(supervise, tmp_path, scenario, Limits(test_timeout=60, run_timeout=8))
+        while not (path.exists() and read_results(path).records[0].status == "pass"):
+            assert not run.done(), "the run ended before its results file showed its first pass"
+            time.sleep(0.1)
+        midway = read_results(path)
+        run.result()
+    assert midway.header["exit"] is None and midway.header["finished"] is None
+    assert [(r.status, r.message) for r in midway.records[1:]] == [("not_run", supervisor.UNFINISHED)] * 2
+    assert read_results(path).records[1].status == "timeout"
+
+
 def test_a_run_that_collects_nothing_is_an_error_with_pytests_reason(tmp_path, capsys):
     code = run_all([RunSpec("does.not.exist", "reentrant", "cpu")], tmp_path, Limits(test_timeout=30, run_timeout=120))
     assert code == 2
@@ -293,14 +380,16 @@ def test_run_exits_1_when_tests_fail_crash_or_time_out(broken_runs):
     assert code == 1
 
 
-def test_a_process_killing_implementation_gets_crash_cells_and_the_rest_of_its_matrix(broken_runs):
+def test_a_process_killing_implementation_gets_crash_cells_until_the_file_is_abandoned_and_the_rest_of_its_matrix(
+        broken_runs):
     _, out = broken_runs
-    reentrant = _records(out, "tests.broken.kills_process", "reentrant")
-    assert {c: r.status for c, r in reentrant.items()} == {  # every reentrant reqgrad test has no input requiring grad
-        "reqgrad.reentrant-warns": "crash", "reqgrad.reentrant-no-gradients": "crash",
-        "reqgrad.frozen-block-output": "crash", "reqgrad.frozen-block-head-trains": "crash"}
-    assert "SIGKILL" in reentrant["reqgrad.reentrant-warns"].message
     results = read_results(out / "tests.broken.kills_process-reentrant-cpu.json")
+    # every reentrant reqgrad test has no input requiring grad: each crashes, until test_reqgrad.py is abandoned
+    k = Limits().abandon_after
+    assert [r.status for r in results.records] == ["crash"] * k + ["not_run"] * (len(results.records) - k)
+    assert "SIGKILL" in results.records[0].message
+    assert all(r.message.startswith(f"run abandoned after {k} consecutive crashes in test_reqgrad.py")
+               for r in results.records[k:])
     # one attempt per crash (each restart begins after the test that crashed), one more if tests were left
     crashes = sum(r.status == "crash" for r in results.records)
     assert crashes <= results.header["supervisor"]["attempts"] <= crashes + 1 and results.header["torch"]
@@ -315,6 +404,28 @@ def test_a_backward_that_never_returns_gets_a_timeout_cell(broken_runs):
     assert f"within {TIMEOUT_S} s" in next(r for r in records if r.status == "timeout" and "properties" not in r.nodeid).message
     assert all("hangs_in_backward.py" in r.message for r in hung.values())  # pytest-timeout's stack dump names where it hung
     assert {r.status for r in _records(out, "tests.broken.hangs_in_backward", "reentrant").values()} == {"pass"}
+
+
+def test_a_run_cut_short_leaves_its_results_file_with_the_tests_it_did_not_finish_not_run(tmp_path):
+    # As when a CI job's time runs out: the runner is ended from outside, with no chance to write its results,
+    # while a test hangs (the frozen-block tests pass, then the retain area's backward passes hang).
+    runner = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--impl", "tests.broken.hangs_in_backward",
+                               "--variant", "non_reentrant", "--clause", "reqgrad.frozen-block-output", "--clause", "retain",
+                               "--timeout", str(TIMEOUT_S), "--out", str(tmp_path)],
+                              cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path = tmp_path / "tests.broken.hangs_in_backward-non_reentrant-cpu.json"
+    give_up = time.monotonic() + 120
+    try:
+        while not (path.exists() and any(r.status != "not_run" for r in read_results(path).records)):
+            assert runner.poll() is None and time.monotonic() < give_up, "no results file showed a finished test"
+            time.sleep(0.2)
+    finally:
+        runner.send_signal(signal.SIGTERM)
+        runner.wait()
+    results = read_results(path)
+    assert results.header["exit"] is None and results.header["implementation"] == "tests.broken.hangs_in_backward"
+    unfinished = [r for r in results.records if r.status == "not_run"]
+    assert unfinished and all(r.message == supervisor.UNFINISHED for r in unfinished)
 
 
 def _all_records(out):

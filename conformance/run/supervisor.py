@@ -12,10 +12,14 @@ in one feature usually hangs many tests; the TIMEOUT message names the limit tha
 property-based or multi-process, have ``Limits.slow_timeout`` throughout: they take seconds, not
 milliseconds, and tens of seconds on a busy machine), and the
 tests left are split across ``Limits.lanes`` lanes (run processes of their own) that run side by
-side: a hung test only waits, so waiting in parallel costs little CPU. A
+side: a hung test only waits, so waiting in parallel costs little CPU. After
+``Limits.abandon_after`` crashes or timeouts in a row in one test file with no pass between, the file
+is judged hopeless and its tests left get NOT-RUN records saying why (an attempt running one of them in
+another lane is stopped): the sweeps hold thousands of tests, each of which would cost a limit. A
 whole-run bound stops everything: the running test gets a TIMEOUT record, every test not yet run a
-NOT-RUN one. The merged results are written atomically to ``<out>/<name>.json``; all output goes to
-``<out>/<name>.log``.
+NOT-RUN one. The merged results are written atomically to ``<out>/<name>.json``, as they stand every
+few seconds while the run goes on (each test not finished yet NOT RUN, so a run cut short still leaves
+them) and whole at its end; all output goes to ``<out>/<name>.log``.
 """
 
 from __future__ import annotations
@@ -37,10 +41,12 @@ import pytest
 
 from conformance.expectations import EXPECTATIONS_PATH, Breakage, load_breakages, stale_breakages
 from conformance.results import Record, write_results
-from conformance.run.ledger import Ledger
+from conformance.run.ledger import DEATHS, Ledger, test_file
 
 SUITE_DIR = Path(__file__).resolve().parents[1] / "suite"
 POLL_S = 0.05
+SAVE_EVERY_S = 5.0  # how often a run's results file is rewritten while the run goes on (1 MB with the sweeps)
+UNFINISHED = "not finished when this results file was written: the run was cut short (killed) while it went on"
 TAIL_LINES = 30  # of a dead attempt's output, kept in the CRASH / TIMEOUT message
 TIMEOUT_BANNER = re.compile(r"^\+{3,} Timeout \+{3,}$", re.M)  # what pytest-timeout prints before exiting
 RUNNER_FRAME = re.compile(r'^  File ".*[/\\](_pytest|pluggy)[/\\]')  # a frame of the test runner, not the test
@@ -73,6 +79,11 @@ class Limits:
     slow_timeout: float = 60.0  # per slow test (plan.is_slow: property-based, multi-process), never cut: they
     # take seconds at idle and tens of seconds on a loaded 2-core machine (10 s gave false TIMEOUTs at load 17)
     lanes: int = 6  # ... and the tests left run in this many lanes side by side (hung tests only wait)
+    abandon_after: int = 3  # crashes or timeouts in a row in one test file, with no pass between, after which
+    # its tests left are not run (0: never): a hopeless file would cost a limit per test, and the sweeps hold
+    # thousands of tests; a correct implementation passes between its few sporadic timeouts, so it never gets here.
+    # 3, not 5: the files of an implementation that hangs in every backward mix hangs with quick passes, and
+    # with 5 its run alone took 349 s (5 s per hang in 6 lanes; 237 s with 3, at load 6 to 11 on 2 cores)
 
     @property
     def slow_limit(self) -> float:
@@ -82,6 +93,10 @@ class Limits:
     def for_run(self, timeouts: int) -> float:
         """The per-test limit once a run has had ``timeouts`` timeouts."""
         return min(self.test_timeout, self.cut_timeout) if timeouts >= self.cut_after else self.test_timeout
+
+    def abandons(self, streak: list[str]) -> bool:
+        """Whether a test file whose last tests crashed or timed out as ``streak`` says is hopeless."""
+        return 0 < self.abandon_after <= len(streak)
 
 
 @dataclass
@@ -93,7 +108,8 @@ class Attempt:
     running: str | None = None  # the test the attempt was in when it ended
     running_for: float = 0.0
     running_limit: float = 0.0  # the limit of that test
-    killed: str | None = None  # "run": the whole-run bound expired; "test": a test outran its timeout
+    killed: str | None = None  # "run": the whole-run bound expired; "test": a test outran its timeout; "given
+    # up": another lane gave up on the test it ran (its NOT-RUN record stands: a test's first record does)
     new_records: int = 0
     output: str = ""
     clean: bool = False  # pytest finished its session and wrote its results file
@@ -118,7 +134,8 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
     log = out_dir / f"{spec.name}.log"
     log.write_text("")
     started = time.monotonic()
-    run = _Run(spec, limits, clauses, pytest_args, log, started + limits.run_timeout, on_record)
+    path = out_dir / f"{spec.name}.json"
+    run = _Run(spec, limits, clauses, pytest_args, log, path, started, on_record)
     with tempfile.TemporaryDirectory(prefix="conformance-run-") as work:
         lanes = [_Lane(run, Path(work) / "lane-1")]
         try:
@@ -140,23 +157,8 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
         raise RunError(f"{spec.name}: pytest exited with code {attempts[-1].rc} before collecting any test:\n"
                        f"{_tail(attempts[-1].output, 15)}")
     seconds = time.monotonic() - started
-    results = ledger.results(
-        finished=_now(), exit=attempts[-1].rc,
-        supervisor={
-            "attempts": len(attempts),
-            "test_timeout_s": limits.test_timeout,
-            "cut_timeout_s": limits.cut_timeout,
-            "slow_timeout_s": limits.slow_limit,
-            "cut_after_timeouts": limits.cut_after,
-            "lanes": len({a.lane for a in attempts}),
-            "run_timeout_s": limits.run_timeout,
-            "timeout_method": "thread",
-            "seconds": round(seconds, 1),
-            "log": log.name,
-            "collection_errors": sorted({m for a in attempts for m in COLLECTION_ERROR.findall(a.output)}),
-        },
-    )
-    path = out_dir / f"{spec.name}.json"
+    results = ledger.results(finished=_now(), exit=attempts[-1].rc,
+                             supervisor=_supervisor_header(limits, attempts, seconds, log))
     write_results(path, results)
     counts: dict[str, int] = {}  # verdict -> tests
     for record in results.records:
@@ -168,6 +170,24 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
                    results.header["supervisor"]["collection_errors"], stale)
 
 
+def _supervisor_header(limits: Limits, attempts: list[Attempt], seconds: float, log: Path) -> dict:
+    """The results header's account of how the run was supervised (attempts so far, while it goes on)."""
+    return {
+        "attempts": len(attempts),
+        "test_timeout_s": limits.test_timeout,
+        "cut_timeout_s": limits.cut_timeout,
+        "slow_timeout_s": limits.slow_limit,
+        "cut_after_timeouts": limits.cut_after,
+        "abandon_after": limits.abandon_after,
+        "lanes": len({a.lane for a in attempts}),
+        "run_timeout_s": limits.run_timeout,
+        "timeout_method": "thread",
+        "seconds": round(seconds, 1),
+        "log": log.name,
+        "collection_errors": sorted({m for a in attempts for m in COLLECTION_ERROR.findall(a.output)}),
+    }
+
+
 def _expectations_path(pytest_args) -> Path:
     """The expectations file the run's pytest judges by: ``--expectations=FILE`` among its arguments, or the default."""
     given = [a.split("=", 1)[1] for a in pytest_args if a.startswith("--expectations=")]
@@ -175,21 +195,63 @@ def _expectations_path(pytest_args) -> Path:
 
 
 class _Run:
-    """What the lanes of one run share: the ledger (behind a lock), the log, the bound, progress."""
+    """What the lanes of one run share: the ledger (behind a lock), the log, the results file, the
+    bound, progress."""
 
-    def __init__(self, spec, limits, clauses, pytest_args, log: Path, deadline: float, on_record):
+    def __init__(self, spec, limits, clauses, pytest_args, log: Path, path: Path, started: float, on_record):
         self.spec, self.limits, self.clauses, self.pytest_args = spec, limits, clauses, pytest_args
-        self.log, self.deadline, self.on_record = log, deadline, on_record
+        self.log, self.path, self.on_record = log, path, on_record
+        self.started, self.deadline = started, started + limits.run_timeout
         self.ledger = Ledger()
         self.lock = threading.Lock()
         self.attempts: list[Attempt] = []
+        self.saved, self.unsaved = float("-inf"), False  # when the results file was last written; changed since?
 
-    def record(self, make: Callable[[], Record | list[Record]]) -> None:
-        """Change the ledger (``make`` returns the new records) and report them, one lane at a time."""
+    def record(self, make: Callable[[], Record | None | list[Record | None]]) -> None:
+        """Change the ledger (``make`` returns what the ledger took in: None for a test that had a record
+        already), give up on the test files that became hopeless, report the new records and now and then
+        save the results, one lane at a time."""
         with self.lock:
             made = make()
-            for record in made if isinstance(made, list) else [made]:
+            added = [r for r in (made if isinstance(made, list) else [made]) if r is not None]
+            added += self._abandon_hopeless_files(added)
+            for record in added:
                 self.on_record(record)
+            self.unsaved = True
+            self._save_if_due()
+
+    def _abandon_hopeless_files(self, added: list[Record]) -> list[Record]:
+        """The one place the runner gives up on a test file: once its streak (crashes and timeouts in a
+        row, no pass between) reaches ``Limits.abandon_after``, its tests left get NOT-RUN records."""
+        files = dict.fromkeys(test_file(r.nodeid) for r in added if r.status in DEATHS)
+        return [record for file in files if self.limits.abandons(self.ledger.streak(file))
+                for record in self.ledger.close_remaining(self._abandoned_because(file), file)]
+
+    def _abandoned_because(self, file: str) -> str:
+        streak = self.ledger.streak(file)
+        kinds = " or ".join(plural for plural, status in (("crashes", "crash"), ("timeouts", "timeout")) if status in streak)
+        return (f"run abandoned after {len(streak)} consecutive {kinds} in {Path(file).name} with no pass between "
+                f"(--abandon-after {self.limits.abandon_after}): its tests left were not run")
+
+    def save_if_due(self) -> None:
+        """Called while attempts run, so that the last changes are saved even when no record follows them."""
+        with self.lock:
+            self._save_if_due()
+
+    def _save_if_due(self) -> None:
+        """Write the results as they stand, each test not finished yet NOT RUN, at most every ``SAVE_EVERY_S``:
+        a run cut short (the runner killed, the machine's job limit) still leaves a results file."""
+        now = time.monotonic()
+        if not self.unsaved or self.ledger.header is None or now < self.saved + SAVE_EVERY_S:
+            return
+        self.saved, self.unsaved = now, False
+        header = _supervisor_header(self.limits, self.attempts, now - self.started, self.log)
+        write_results(self.path, self.ledger.results(UNFINISHED, finished=None, exit=None, supervisor=header))
+
+    def given_up(self, nodeid: str) -> bool:
+        """Whether the test has a record although an attempt runs it (another lane gave up on it)."""
+        with self.lock:
+            return nodeid in self.ledger.records
 
     def remaining(self, only: set[str] | None = None) -> list[str]:
         with self.lock:
@@ -266,6 +328,9 @@ def pytest_args_for(spec: RunSpec, results: Path, plan: Path, limit: float, clau
         f"--impl={spec.impl}", f"--variant={spec.variant}", f"--device={spec.device}",
         f"--results={results}", f"--conformance-plan={plan}",
         f"--timeout={limit:g}", "--timeout-method=thread",
+        # Python's own tracebacks in the log: pytest's long ones parse the source file of every frame, which
+        # took most of a run whose thousands of sweep tests all fail (a record's message is the exception only).
+        "--tb=native",
         *[f"--clause={c}" for c in clauses], *pytest_args,
         # --deselect matches node id prefixes; suite node ids all end in "[<params>]", so prefix = exact.
         *[f"--deselect={nodeid}" for nodeid in deselect], str(SUITE_DIR),
@@ -390,8 +455,11 @@ def _run_attempt(processes: _RunProcesses, run: _Run, lane: int, skip: list[str]
                 run.record(lambda: run.ledger.record(event))
         if ended:
             break
+        run.save_if_due()
         now = time.monotonic()
-        if now >= run.deadline:
+        if running and run.given_up(running):  # its test file was abandoned, or the run closed, in another lane
+            attempt.killed = "given up"
+        elif now >= run.deadline:
             attempt.killed = "run"
         elif running and now - since > run.limit_of(running, limit) + run.limits.grace:
             attempt.killed = "test"
