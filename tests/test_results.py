@@ -60,6 +60,20 @@ def test_results_are_judged_again_against_edited_expectations(tmp_path):
     assert judged.records[1].expected.reason == "declared, but it passes now"
 
 
+def test_a_deviation_with_several_test_substrings_covers_the_tests_matching_any(tmp_path):
+    records = [Record(f"t.py::test_kind[reentrant-{kind}]", ["api.forward-value"], "reentrant", "cpu", "fail")
+               for kind in ("None", "int", "str")]
+    path = _expectations(tmp_path, """
+        [[deviation]]
+        impl = "mypkg"
+        clause = "api.forward-value"
+        test = ["-int]", "-str]"]
+        reason = "only some kinds"
+    """)
+    judged = rejudge(_results("mypkg", records), load_deviations(path))
+    assert [r.verdict for r in judged.records] == ["fail", "expected_deviation", "expected_deviation"]
+
+
 def test_rejudging_keeps_the_recorded_capabilities(tmp_path):
     caps = {"source": "inferred", "declared": [], "variants": ["non_reentrant", "reentrant"], "devices": ["cpu", "cuda"],
             "features": [], "not_provided": {"early_stop": "set_checkpoint_early_stop"}}
