@@ -83,6 +83,11 @@ def test_the_distribution_claims_no_top_level_fixtures_package():
         import pytest
 
         pytest.skip("the harness is not installed in this environment (tox -e selftest installs it)")
+    if '"editable": true' in (metadata.distribution("checkpoint-conformance").read_text("direct_url.json") or ""):
+        import pytest
+
+        pytest.skip("the harness is installed in editable mode (pip install -e .), which lists a path hook, not the "
+                    "packages a built distribution holds (tox -e selftest installs it built)")
     top_level = {f.parts[0] for f in files if f.suffix == ".py"}
     assert "fixtures" not in top_level and "conformance" in top_level, sorted(top_level)
 
