@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from conformance.vocabulary import DEVICES, VARIANTS
+from conformance.options import declare
 
 
 def main(argv=None) -> int:
@@ -26,14 +26,7 @@ def main(argv=None) -> int:
         "process, isolating crashes and hangs, and write <out>/<impl>-<variant>-<device>.json (+ .log). "
         "Arguments after `--` go to pytest.",
     )
-    run.add_argument("--impl", action="append", required=True, metavar="MODULE",
-                     help="implementation under test, as for pytest --impl (repeatable)")
-    run.add_argument("--variant", action="append", choices=(*VARIANTS, "both"),
-                     help="variant(s) to run, each in its own run (repeatable; default: both)")
-    run.add_argument("--device", action="append", choices=(*DEVICES, "all"),
-                     help="device(s) to run, each in its own run (repeatable; default: cpu)")
-    run.add_argument("--clause", action="append", default=[], metavar="ID",
-                     help="only the tests of this clause or area id (repeatable)")
+    declare(run.add_argument, matrix=True)
     run.add_argument("--out", type=Path, default=Path("reports"), help="directory for results (default: reports)")
     defaults = Limits()
     run.add_argument("--timeout", type=float, default=defaults.test_timeout, metavar="S",
@@ -57,9 +50,6 @@ def main(argv=None) -> int:
     run.add_argument("--run-timeout", type=float, default=defaults.run_timeout, metavar="S",
                      help="limit for each run as a whole; the running test is then recorded as TIMEOUT, the tests "
                      f"left as NOT RUN (default: {defaults.run_timeout:g})")
-    run.add_argument("--strict-levels", action="store_true",
-                     help="fail on failing tests of SHOULD, MAY and OBSERVED clauses too (by default only a MUST binds; "
-                     "the others read 'SHOULD unmet' / 'differs from torch' and leave the exit status alone)")
     run.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                      help="runs at a time (default: the machine's cores)")
     run.add_argument("--shard", type=_shard, default=(1, 1), metavar="I/N",

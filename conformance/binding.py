@@ -6,9 +6,8 @@ module that exposes ``checkpoint`` and ``checkpoint_sequential`` (and optionally
 and ``CONFORMANCE_CAPABILITIES``). Tests never call the module directly: they get a
 :class:`Checkpointer`, bound to one variant, that always passes ``use_reentrant`` explicitly.
 
-An implementation has one canonical id, whatever spelling selected it: an adapter's short name
-(``torch_composable``, also for ``--impl=conformance.adapters.torch_composable``), a module's declared
-``CONFORMANCE_ID``, or else its module name. Expectations, capabilities and report columns key on it.
+An implementation has one canonical id, whatever spelling selected it (conformance/ids.py, which the
+report and the expectations import without this module).
 """
 
 from __future__ import annotations
@@ -20,11 +19,10 @@ from importlib import metadata
 from types import ModuleType
 
 from conformance.capabilities import Capabilities, CapabilityError, read_capabilities
+from conformance.ids import ADAPTERS_PACKAGE, DEFAULT_IMPL, ID_ATTRIBUTE, canonical_id
 from conformance.vocabulary import CHECKPOINT_ERROR_FALLBACK, OPTIONAL_NAMES, REQUIRED_NAMES
 
-DEFAULT_IMPL = "reference_impl"
-ADAPTERS_PACKAGE = "conformance.adapters"
-ID_ATTRIBUTE = "CONFORMANCE_ID"
+__all__ = ["DEFAULT_IMPL", "BindingError", "Checkpointer", "Implementation", "load_implementation", "module_version"]
 
 
 class BindingError(Exception):
@@ -61,12 +59,6 @@ def _resolve_module_name(name: str) -> str:
     if "." not in name and importlib.util.find_spec(f"{ADAPTERS_PACKAGE}.{name}") is not None:
         return f"{ADAPTERS_PACKAGE}.{name}"
     return name
-
-
-def canonical_id(module_name: str) -> str:
-    """The id of the implementation a module name (as given, or resolved) stands for, without
-    importing it: adapters go by their short name. (A module's CONFORMANCE_ID, if any, is read at load.)"""
-    return module_name.removeprefix(f"{ADAPTERS_PACKAGE}.")
 
 
 def load_implementation(name: str) -> Implementation:

@@ -3,9 +3,10 @@
 Two sources, both pure data: the declared known deviations of named implementations
 (``expectations.toml``, with row-level breakages and the known upstream bugs that explain failures of
 any implementation built on torch), and the capabilities an implementation claims or provides
-(conformance/capabilities.py). :func:`expected_for` combines them for one test. The plugin applies it
-at collection (a deviation becomes a strict xfail, an unclaimed capability a non-strict one), and the
-report applies it again to judge recorded results against an edited expectations file.
+(conformance/capabilities.py). :func:`judge` is the one place that combines them for one test, from the
+clauses its failure is charged to: the run applies it to every test's result (conformance/judging.py,
+for pytest's outcome, the exit status and the results file alike), and the report applies it again to
+judge recorded results against an edited expectations file.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from conformance.binding import canonical_id
 from conformance.capabilities import Capabilities
+from conformance.facts import Expected, Facts, KnownBug
+from conformance.ids import canonical_id
 from conformance.registry import Clause, load_clauses
-from conformance.results import Expected, Results
+from conformance.results import Results
 from conformance.vocabulary import release_of
 
 EXPECTATIONS_PATH = Path(__file__).with_name("expectations.toml")
@@ -93,8 +95,13 @@ class KnownUpstream:
                 and (not self.clauses or bool(set(self.clauses) & set(clauses))))
 
     @property
+    def known_bug(self) -> KnownBug:
+        """What a record of a failure it explains carries."""
+        return KnownBug(self.bug, self.url, self.summary)
+
+    @property
     def note(self) -> str:
-        return f"this failure matches a known upstream bug, {self.bug} ({self.url}): {self.summary}"
+        return self.known_bug.note
 
 
 def load_known_upstream(path: Path = EXPECTATIONS_PATH) -> list[KnownUpstream]:
@@ -147,31 +154,59 @@ def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
     return sorted(breakages, key=lambda breakage: not breakage.clauses)
 
 
+@dataclass(frozen=True)
+class Expectations:
+    """Everything expectations.toml declares."""
+
+    deviations: tuple[Deviation, ...] = ()
+    breakages: tuple[Breakage, ...] = ()
+    known_upstream: tuple[KnownUpstream, ...] = ()
+
+    @classmethod
+    def load(cls, path: Path = EXPECTATIONS_PATH) -> "Expectations":
+        path = Path(path)
+        return cls(tuple(load_deviations(path)), tuple(load_breakages(path)), tuple(load_known_upstream(path)))
+
+
+def judge(facts: Facts, *, nodeid: str, status: str, impl: str, capabilities: Capabilities, torch_release: str,
+          expectations: Expectations, clauses: dict[str, Clause] | None = None) -> Facts:
+    """The one place that says what is expected of a test and the level it is held to, from the clauses its
+    result is charged to (``facts.clauses``: a sweep's failure is charged to the check that failed, not to
+    every clause the test would have checked). A declared deviation first, else a capability not claimed,
+    else, for a failure, a row's declared breakage; and the known upstream bug a failure matches."""
+    clauses = load_clauses() if clauses is None else clauses
+    expected = expected_for(impl=impl, capabilities=capabilities, clause_ids=facts.clauses, variant=facts.variant,
+                            device=facts.device, nodeid=nodeid, deviations=expectations.deviations, clauses=clauses)
+    upstream = None
+    if status == "fail":
+        if expected is None:
+            breakage = next((b for b in expectations.breakages if b.covers(
+                impl=impl, variant=facts.variant, torch_release=torch_release, clauses=facts.clauses)), None)
+            expected = breakage and breakage.expected
+        upstream = next((bug.known_bug for bug in expectations.known_upstream
+                         if bug.explains(nodeid=nodeid, clauses=facts.clauses, variant=facts.variant)), None)
+    return replace(facts.charged(facts.clauses), expected=expected, upstream=upstream)
+
+
 def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Clause] | None = None,
             breakages: list[Breakage] = ()) -> Results:
-    """The same results judged against other expectations: statuses stay, ``expected`` is recomputed
-    (a failing test of a row with a declared breakage is expected to fail, as in the run), and so is the
-    level each test is held to, from this harness's clause registry.
+    """The same results judged against other expectations (:func:`judge`): statuses stay, ``expected`` is
+    recomputed, and so is the level each test is held to, from this harness's clause registry.
 
     The capabilities are those the run recorded in its header; a header without them (schema 1)
     keeps each record's own "unsupported" expectation and is judged again for deviations only."""
-    clauses = load_clauses() if clauses is None else clauses
     header = results.header
-    impl = canonical_id(str(header.get("implementation", "")))
     recorded = header.get("capabilities")
     capabilities = Capabilities.from_json(recorded) if isinstance(recorded, dict) else None
+    expectations = Expectations(tuple(deviations), tuple(breakages), ())
     records = []
     for record in results.records:
-        expected = expected_for(impl=impl, capabilities=capabilities or Capabilities(), clause_ids=record.clauses,
-                                variant=record.variant, device=record.device, nodeid=record.nodeid,
-                                deviations=deviations, clauses=clauses)
-        if capabilities is None and expected is None and record.expected and record.expected.kind == "unsupported":
-            expected = record.expected
-        if expected is None and record.status == "fail":
-            breakage = next((b for b in breakages if _covers(b, header, record)), None)
-            if breakage is not None:
-                expected = breakage.expected
-        records.append(replace(record, expected=expected, level=None))  # None: the level of this harness's registry
+        facts = judge(record.facts, nodeid=record.nodeid, status=record.status, impl=_impl(header),
+                      capabilities=capabilities or Capabilities(), torch_release=release_of(header.get("torch", "")),
+                      expectations=expectations, clauses=clauses)
+        if capabilities is None and facts.expected is None and record.expected and record.expected.kind == "unsupported":
+            facts = replace(facts, expected=record.expected)
+        records.append(replace(record, facts=replace(facts, upstream=record.upstream)))
     return Results(header=header, records=records)
 
 
@@ -185,5 +220,9 @@ def stale_breakages(results: Results, breakages: list[Breakage]) -> list[Breakag
 
 
 def _covers(breakage: Breakage, header: dict, record) -> bool:
-    return breakage.covers(impl=canonical_id(str(header.get("implementation", ""))), variant=record.variant,
+    return breakage.covers(impl=_impl(header), variant=record.variant,
                            torch_release=release_of(header.get("torch", "")), clauses=record.clauses)
+
+
+def _impl(header: dict) -> str:
+    return canonical_id(str(header.get("implementation", "")))

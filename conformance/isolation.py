@@ -7,7 +7,7 @@ After each conformance test's call this module compares that state with what it 
 A difference is restored at once (so the next test starts clean) and becomes the failure of the test
 that caused it, under clause ``exceptions.no-leftover-state``.
 
-Registered by ``conformance/suite/conftest.py`` (its ``pytest_runtest_call`` hook).
+Registered by conformance/plugin.py.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 import pytest
 import torch
+
+from conformance import facts
 
 LEFTOVER_CLAUSE = "exceptions.no-leftover-state"
 
@@ -170,19 +172,17 @@ def _show(value) -> str:
 
 
 def _charge_leftover_clause(item, test_failed: bool) -> None:
-    """Record the failure under the leftover-state clause: instead of the test's own clauses when the
-    test itself passed, beside them when it failed on its own too (the clause list is shared with the
-    results recorder)."""
-    for key, value in item.user_properties:
-        if key == "clauses" and isinstance(value, list):
-            if test_failed:
-                value.append(LEFTOVER_CLAUSE) if LEFTOVER_CLAUSE not in value else None
-            else:
-                value[:] = [LEFTOVER_CLAUSE]
+    """Charge the failure to the leftover-state clause: instead of the test's own clauses when the test
+    itself passed, beside them when it failed on its own too."""
+    test = facts.read(item)
+    if test is not None:
+        facts.charge(item, dict.fromkeys([*test.clauses, LEFTOVER_CLAUSE]) if test_failed else [LEFTOVER_CLAUSE])
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
+    if facts.read(item) is None:  # not a conformance test
+        return (yield)
     before = snapshot()
     try:
         result = yield

@@ -1,4 +1,5 @@
-"""The pytest plugin: options, the implementation under test, clause checks, expectation marks, summary.
+"""The pytest plugin, the one way in: options, the implementation under test, clause checks, each test's facts,
+its hook modules, summary.
 
 It is loaded only where the conformance suite runs, never into other projects: by ``-p
 conformance.plugin`` in this repository's pytest configuration (pyproject.toml), and explicitly for
@@ -6,6 +7,10 @@ an installed harness (``pytest -p conformance.plugin --pyargs conformance.suite 
 deliberately no ``pytest11`` entry point: installed, it would add ``--device`` and friends to every
 pytest run in the environment. Importing it changes nothing; the hypothesis profiles are registered,
 and the default one loaded, when pytest configures a run with it.
+
+It registers every other hook of the harness itself, when pytest configures a run: the hook modules
+(:data:`HOOK_MODULES`), the judge (conformance/judging.py) and, with ``--results``, the recorder
+(conformance/recording.py). ``conformance/suite/conftest.py`` holds fixtures only.
 """
 
 from __future__ import annotations
@@ -14,37 +19,29 @@ from pathlib import Path
 
 import pytest
 
-from conformance import binding, expectations, hypothesis_profiles, levels, registry, upstream
-from conformance.recording import Recorder, clause_ids_of, item_param
+from conformance import binding, facts, hypothesis_profiles, isolation, levels, options, registry, releases
+from conformance.expectations import EXPECTATIONS_PATH, Expectations
+from conformance.facts import clause_ids_of, item_param
+from conformance.judging import Judge
+from conformance.recording import Recorder, environment
 from conformance.vocabulary import DEVICES, VARIANTS
 
 SUITE_DIR = Path(__file__).with_name("suite")
 IMPLEMENTATION = pytest.StashKey["binding.Implementation"]()
-UNTESTED = pytest.StashKey[list]()
+UNTESTED = pytest.StashKey[list]()  # the clauses the run selected that got no test
+JUDGE = pytest.StashKey[Judge]()
+HOOK_MODULES = (levels, isolation, releases)  # registered by this plugin, and nowhere else
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("conformance", "activation-checkpointing conformance")
-    group.addoption(
-        "--impl",
-        metavar="MODULE",
-        default=None,
-        help=f"implementation under test: an importable module exposing the torch.utils.checkpoint API, "
-        f"or an adapter's short name (default: {binding.DEFAULT_IMPL})",
-    )
-    group.addoption("--variant", choices=(*VARIANTS, "both"), default="both",
-                    help="which use_reentrant variant(s) to test (default: both)")
-    group.addoption("--device", choices=(*DEVICES, "all"), default="all",
-                    help="devices for device-parametrized tests; CUDA tests skip where CUDA is absent (default: all)")
-    group.addoption("--clause", action="append", default=[], metavar="ID",
-                    help="run only the tests of this clause id or area id (repeatable)")
+    options.declare(group.addoption)
     group.addoption("--results", metavar="PATH", default=None,
                     help="write machine-readable JSON results here (and a .jsonl stream beside it)")
-    group.addoption("--expectations", metavar="PATH", default=str(expectations.EXPECTATIONS_PATH),
+    group.addoption("--expectations", metavar="PATH", default=str(EXPECTATIONS_PATH),
                     help="the declared known deviations (default: the harness's expectations.toml)")
-    group.addoption("--strict-levels", action="store_true", default=False,
-                    help="fail the run on failing tests of SHOULD, MAY and OBSERVED clauses too (by default only a "
-                    "MUST binds: those read 'SHOULD unmet' / 'differs from torch' and leave the exit status alone)")
+    group.addoption("--conformance-plan", metavar="PATH", default=None,
+                    help="(used by `python -m conformance run`) write the collected tests and the header here as JSON")
 
 
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads the --hypothesis-profile it was given
@@ -52,8 +49,6 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "clause(*ids): the specification clause(s) a conformance test checks")
     config.addinivalue_line("markers", "slow: takes seconds, not milliseconds (multi-process): `python -m conformance run` "
                             "gives it --slow-timeout")
-    config.pluginmanager.register(levels, "conformance-levels")
-    config.pluginmanager.register(upstream, "conformance-upstream")
     hypothesis_profiles.register_profiles()
     if config.getoption("hypothesis_profile", None) is None:  # an explicit --hypothesis-profile wins
         hypothesis_profiles.load_default_profile()
@@ -66,9 +61,13 @@ def pytest_configure(config):
         raise pytest.UsageError(f"--clause: unknown clause or area id(s): {', '.join(unknown)}")
     if config.getoption("impl") is not None:
         implementation(config)  # fail fast on a bad --impl, before collection
+    for module in HOOK_MODULES:
+        config.pluginmanager.register(module, f"conformance-{module.__name__.rsplit('.', 1)[-1]}")
+    config.stash[JUDGE] = Judge(config, lambda: implementation(config), lambda: _expectations(config))
+    config.pluginmanager.register(config.stash[JUDGE], "conformance-judge")
     if config.getoption("results") and not hasattr(config, "workerinput"):  # xdist: controller only
-        recorder = Recorder(config, config.getoption("results"), header_fields=lambda: _header_fields(config))
-        config.pluginmanager.register(recorder, "conformance-recorder")
+        config.pluginmanager.register(Recorder(config, config.getoption("results"), header=lambda: header(config)),
+                                      "conformance-recorder")
 
 
 def implementation(config) -> binding.Implementation:
@@ -81,19 +80,28 @@ def implementation(config) -> binding.Implementation:
     return config.stash[IMPLEMENTATION]
 
 
+def _expectations(config) -> Expectations:
+    try:
+        return Expectations.load(Path(config.getoption("expectations")))
+    except (OSError, ValueError, TypeError) as exc:
+        raise pytest.UsageError(f"--expectations: {exc}") from None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """What the implementation noted while the test ran goes with the test's result."""
+    if facts.read(item) is None:  # not a conformance test
+        return (yield)
     impl = implementation(item.config)
     impl.take_notes()  # what was noted before the call (an earlier test, a fixture) is not this test's
     try:
         return (yield)
     finally:
-        if notes := impl.take_notes():
-            item.user_properties.append(("notes", notes))
+        facts.note(item, impl.take_notes())
 
 
-def _header_fields(config) -> dict:
+def header(config) -> dict:
+    """The results header of this run, less its times and exit status."""
     impl = implementation(config)
     return {
         "implementation": impl.id,
@@ -102,6 +110,7 @@ def _header_fields(config) -> dict:
         "implementation_version": impl.version,
         "capabilities": impl.capabilities.to_json(),
         "strict_levels": config.getoption("strict_levels"),
+        **environment(config),
     }
 
 
@@ -140,23 +149,26 @@ def _device_marks(device: str):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    conformance_items = [item for item in items if clause_ids_of(item)]
-    if not conformance_items:
+    tested = {cid for item in items for cid in clause_ids_of(item)}
+    if not tested:
         return
-    tested = {cid for item in conformance_items for cid in clause_ids_of(item)}
-    config.stash[UNTESTED] = [cid for cid in registry.load_clauses() if cid not in tested]
+    config.stash[UNTESTED] = [cid for cid in _selected_clauses(config, items) if cid not in tested]
     _select(config, items)
-    impl = implementation(config)
-    try:
-        deviations = expectations.load_deviations(Path(config.getoption("expectations")))
-        upstream.load(config)
-    except (OSError, ValueError, TypeError) as exc:
-        raise pytest.UsageError(f"--expectations: {exc}") from None
-    clauses = registry.load_clauses()
     for item in items:
-        ids = clause_ids_of(item)
-        if ids:
-            _mark_expected(item, ids, impl, deviations, clauses)
+        if ids := clause_ids_of(item):
+            config.stash[JUDGE].plan(item, ids, item_param(item, "variant"), item_param(item, "device") or "cpu")
+
+
+def _selected_clauses(config, items) -> list[str]:
+    """The clauses the run asks for: those --clause names (clause and area ids), else every clause when the
+    run collected the whole suite, else none (a run of some test files or names asks for their tests only)."""
+    asked = set(config.getoption("clause"))
+    clauses = registry.load_clauses().values()
+    if asked:
+        return [c.id for c in clauses if c.id in asked or c.area in asked]
+    whole_suite = set(SUITE_DIR.glob("test_*.py")) <= {Path(item.path) for item in items}
+    narrowed = config.getoption("keyword") or config.getoption("markexpr")
+    return [c.id for c in clauses] if whole_suite and not narrowed else []
 
 
 def _select(config, items):
@@ -175,21 +187,6 @@ def _select(config, items):
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if not wanted(item)])
         items[:] = keep
-
-
-def _mark_expected(item, ids, impl, deviations, clauses):
-    """Record what is expected of the test; a declared deviation becomes a strict xfail (the run
-    fails if it stops happening), an unclaimed capability a non-strict one."""
-    variant, device = item_param(item, "variant"), item_param(item, "device") or "cpu"
-    expected = expectations.expected_for(impl=impl.id, capabilities=impl.capabilities, clause_ids=ids,
-                                         variant=variant, device=device, nodeid=item.nodeid,
-                                         deviations=deviations, clauses=clauses)
-    item.user_properties += [("clauses", list(ids)), ("variant", variant), ("device", device),
-                             ("expected", expected and {"kind": expected.kind, "reason": expected.reason})]
-    if expected is not None:
-        strict = expected.kind == "deviation"
-        item.add_marker(pytest.mark.xfail(reason=f"{'expected deviation' if strict else 'unsupported'}: {expected.reason}",
-                                          strict=strict))
 
 
 def pytest_report_header(config):

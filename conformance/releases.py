@@ -5,7 +5,7 @@ has it (the ``early_stop`` keyword since 2.9, ``GraphExecGroup`` since 2.10, ...
 torch against it would report the absence of a later feature as a failure; the test is skipped instead,
 saying so. The installed torch is the release under test: every adapter runs on it.
 
-Registered by ``conformance/suite/conftest.py`` (its ``pytest_runtest_setup`` hook).
+Registered by conformance/plugin.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch.torch_version import TorchVersion
 
-from conformance.recording import clause_ids_of
+from conformance.facts import clause_ids_of
 from conformance.registry import load_clauses
 from conformance.vocabulary import release_of
 

@@ -4,25 +4,26 @@ This module is the contract between recording (conformance/recording.py, pytest 
 (conformance/run/) and rendering (conformance/report/, which knows nothing about pytest). It imports
 none of them.
 
-File format (JSON), schema 3::
+File format (JSON), schema 4::
 
-    {"schema": 2,
+    {"schema": 4,
      "header": {"implementation" (the canonical id), "implementation_name", "implementation_module",
                 "implementation_version", "capabilities": {"source", "variants", "features",
                 "devices", "not_provided"}, "torch", "python", "platform", "device", "variant",
                 "harness", "hypothesis", "started", "finished", "exit",
                 "supervisor" (only from ``python -m conformance run``: attempts, limits, log)},
-     "records": [{"nodeid", "clauses": [...], "variant", "device",
-                  "status": what happened (vocabulary.STATUSES),
-                  "expected": null (expected to pass) or {"kind": "deviation" | "unsupported", "reason"},
-                  "message", "duration", "notes": [what the implementation noted while it ran],
-                  "level": the level the test is held to, the strictest of its clauses' (MUST, SHOULD, MAY,
-                           OBSERVED): a failure binds only at MUST}, ...]}
+     "records": [{"nodeid", the test's facts (conformance/facts.py: "clauses": [...] it is charged to, "variant",
+                  "device", "level": the level it is held to, the strictest of its clauses' (MUST, SHOULD, MAY,
+                  OBSERVED): a failure binds only at MUST, "expected": null (expected to pass) or {"kind":
+                  "deviation" | "unsupported", "reason"}, "notes": [what the implementation noted while it ran],
+                  "upstream": null or the known upstream bug its failure matches {"bug", "url", "summary"},
+                  "reproducer": null or a standalone script reproducing its failure, relative to this file),
+                  "status": what happened (vocabulary.STATUSES), "message", "duration"}, ...]}
 
 A record's verdict is derived, never stored: :func:`conformance.vocabulary.verdict` of its status,
 expected kind and level. So results can be judged again against another expectations file without
 re-running (``python -m conformance report --expectations FILE``). Schema 2 files (no ``level``) take
-it from this harness's clause registry; schema 1 files (one ``outcome`` field that mixed status and
+it from this harness's clause registry, schema 3 files have no ``upstream`` nor ``reproducer``; schema 1 files (one ``outcome`` field that mixed status and
 expectation) are read and converted.
 
 A streaming companion (``<results>.jsonl``, one JSON object a line, flushed per line) has
@@ -35,52 +36,52 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.registry import level_of
-from conformance.vocabulary import EXPECTED_KINDS, STATUSES, verdict
+from conformance.facts import Expected, Facts, KnownBug
+from conformance.vocabulary import STATUSES, verdict
 
-SCHEMA = 3
+__all__ = ["Expected", "Facts", "KnownBug", "Record", "Results", "SCHEMA", "read_results", "write_results"]
 
-
-@dataclass(frozen=True)
-class Expected:
-    """Why a test is not simply expected to pass."""
-
-    kind: str  # vocabulary.EXPECTED_KINDS
-    reason: str
-
-    def __post_init__(self):
-        if self.kind not in EXPECTED_KINDS:
-            raise ValueError(f"unknown expectation kind {self.kind!r}")
+SCHEMA = 4
 
 
 @dataclass
 class Record:
+    """One test's facts and what happened to it."""
+
     nodeid: str
-    clauses: list[str]
-    variant: str | None
-    device: str | None
+    facts: Facts
     status: str
-    expected: Expected | None = None
     message: str = ""
     duration: float = 0.0
-    notes: list[str] = field(default_factory=list)  # what the implementation noted while the test ran (its
-    # optional conformance_notes(), docs/IMPLEMENTING.md), e.g. a compiled row's graph breaks: that part ran eagerly
-    level: str | None = None  # the strictest level of its clauses; None: read from the clause registry
 
     def __post_init__(self):
-        if isinstance(self.expected, dict):
-            self.expected = Expected(**self.expected)
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
-        if self.level is None:
-            self.level = level_of(self.clauses)
+
+    clauses = property(lambda self: list(self.facts.clauses))
+    variant = property(lambda self: self.facts.variant)
+    device = property(lambda self: self.facts.device)
+    level = property(lambda self: self.facts.level)
+    expected = property(lambda self: self.facts.expected)
+    notes = property(lambda self: list(self.facts.notes))
+    upstream = property(lambda self: self.facts.upstream)
+    reproducer = property(lambda self: self.facts.reproducer)
 
     @property
     def verdict(self) -> str:
         return verdict(self.status, self.expected.kind if self.expected else None, self.level)
+
+    def to_json(self) -> dict:
+        return {"nodeid": self.nodeid, **self.facts.to_json(), "status": self.status, "message": self.message,
+                "duration": self.duration}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Record":
+        return cls(data["nodeid"], Facts.from_json(data), data["status"], data.get("message", ""),
+                   data.get("duration", 0.0))
 
 
 @dataclass
@@ -89,16 +90,16 @@ class Results:
     records: list[Record] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"schema": SCHEMA, "header": self.header, "records": [asdict(r) for r in self.records]}
+        return {"schema": SCHEMA, "header": self.header, "records": [r.to_json() for r in self.records]}
 
     @classmethod
     def from_json(cls, data: dict) -> "Results":
         schema = data.get("schema")
         if schema == 1:
             return cls(header=data["header"], records=[_from_schema_1(r) for r in data["records"]])
-        if schema not in (2, SCHEMA):
+        if schema not in (2, 3, SCHEMA):
             raise ValueError(f"results schema {schema!r} is not supported (this harness reads schemas 1 to {SCHEMA})")
-        return cls(header=data["header"], records=[Record(**r) for r in data["records"]])
+        return cls(header=data["header"], records=[Record.from_json(r) for r in data["records"]])
 
 
 # Schema 1 kept one `outcome`: a status, or a verdict that folded the expectation in.
@@ -116,7 +117,7 @@ def _from_schema_1(data: dict) -> Record:
     status, kind = _SCHEMA_1.get(outcome, (outcome, None))
     if outcome == "fail" and message.startswith(_STALE_PREFIX):  # schema 1's "fail" for a vanished deviation
         status, kind = "pass", "deviation"
-    return Record(**data, status=status, expected=Expected(kind, "(recorded by schema 1)") if kind else None)
+    return Record.from_json({**data, "status": status, "expected": Expected(kind, "(recorded by schema 1)") if kind else None})
 
 
 def write_atomically(path: str | os.PathLike, text: str) -> None:

@@ -6,7 +6,7 @@ import io
 import pytest
 
 from conformance.expectations import Breakage, load_breakages, rejudge, stale_breakages
-from conformance.results import Record, Results, read_results
+from conformance.results import Facts, Record, Results, read_results
 from conformance.run.supervisor import Outcome
 
 FILE = "conformance/suite/test_exceptions.py"
@@ -44,7 +44,7 @@ def test_a_breakage_of_some_clauses_wins_over_its_rows_whatever_the_order(tmp_pa
     path = tmp_path / "expectations.toml"
     path.write_text('[[breakage]]\nimpl = "x"\nreason = "the whole row"\n\n'
                     '[[breakage]]\nimpl = "x"\nclauses = ["exceptions.no-leftover-state"]\nreason = "its own cause"\n')
-    record = Record("t[non_reentrant]", ["exceptions.no-leftover-state"], "non_reentrant", "cpu", "fail", None, "", 0.0)
+    record = Record("t[non_reentrant]", Facts(["exceptions.no-leftover-state"], "non_reentrant", "cpu"), "fail", "", 0.0)
     judged = rejudge(Results({"implementation": "x", "torch": "2.13.0"}, [record]), [], breakages=load_breakages(path))
     assert judged.records[0].expected.reason == "known breakage: its own cause"
 
@@ -75,9 +75,9 @@ BREAKAGE = Breakage(impl="someimpl", reason="rewrites its inputs", variant="non_
 
 
 def test_stale_breakages_are_judged_on_the_merged_records():
-    failing = Record("t::a[non_reentrant]", ["api.forward-value"], "non_reentrant", "cpu", "fail", BREAKAGE.expected)
-    passing = Record("t::b[non_reentrant]", ["api.forward-value"], "non_reentrant", "cpu", "pass")
-    other_variant = Record("t::b[reentrant]", ["api.forward-value"], "reentrant", "cpu", "pass")
+    failing = Record("t::a[non_reentrant]", Facts(["api.forward-value"], "non_reentrant", "cpu", expected=BREAKAGE.expected), "fail")
+    passing = Record("t::b[non_reentrant]", Facts(["api.forward-value"], "non_reentrant", "cpu"), "pass")
+    other_variant = Record("t::b[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu"), "pass")
     assert stale_breakages(_results(failing, passing), [BREAKAGE]) == []
     assert stale_breakages(_results(passing), [BREAKAGE]) == [BREAKAGE]
     assert stale_breakages(_results(other_variant), [BREAKAGE]) == [], "a breakage of a row that did not run is not stale"

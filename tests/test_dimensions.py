@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
 from conformance.dimensions import DIMENSIONS, unknown
-from conformance.recording import clause_ids_of
+from conformance.facts import clause_ids_of
 from conformance.registry import load_clauses
 
 CLAUSES = load_clauses()

@@ -6,7 +6,8 @@ from collections import defaultdict
 
 import pytest
 
-from conformance.recording import clause_ids_of
+from conformance import facts
+from conformance.facts import clause_ids_of
 from conformance.registry import load_clauses
 from conformance.results import read_results
 from conformance.vocabulary import SEVERE, VIOLATIONS
@@ -57,7 +58,7 @@ class _StopOnceFlagged:
 
     def pytest_runtest_logreport(self, report):
         if report.when == "call" and report.failed:
-            self.pending -= set(dict(report.user_properties).get("clauses", ()))
+            self.pending -= set(facts.read(report).clauses if facts.read(report) else ())
             if not self.pending:
                 self.session.shouldstop = "every target clause is flagged"
 

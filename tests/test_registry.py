@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.recording import clause_ids_of
+from conformance.facts import clause_ids_of
 from conformance.registry import RegistryError, load_areas, load_clauses
 
 SPEC_SOURCES = Path(__file__).resolve().parents[1].parent / "shared"

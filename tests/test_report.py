@@ -14,7 +14,7 @@ from conformance.report import _load, build, compare, render_site
 from conformance.report.layout import Layout
 from conformance.report.model import NA, NOT_RUN, Column
 from conformance.report.render import environment
-from conformance.results import Expected, Record, Results, write_results
+from conformance.results import Expected, Facts, Record, Results, write_results
 from conformance.vocabulary import SEVERITY, worst
 
 MARKUP = "<script>alert(1)</script><b>bold</b> & \"quoted\""
@@ -36,7 +36,7 @@ AS_RECORDED = {"expected_deviation": ("fail", "deviation"), "fixed_deviation": (
 
 def record(nodeid, clause, variant, verdict, message=""):
     status, kind = AS_RECORDED.get(verdict, (verdict, None))
-    return Record(nodeid, [clause], variant, "cpu", status, Expected(kind, "declared") if kind else None, message)
+    return Record(nodeid, Facts([clause], variant, "cpu", expected=Expected(kind, "declared") if kind else None), status, message)
 
 
 def results(impl, *records, device="cpu", **header):

@@ -7,7 +7,7 @@ from conformance.report import build, render_site
 from conformance.report.model import Column
 from conformance.report.repro import repro_command, source_location
 from conformance.report.summary import area_summary
-from conformance.results import Record, Results
+from conformance.results import Facts, Record, Results
 from tests.test_report import record
 
 AREAS = {"api": "General API", "rng": "RNG", "empty": "No tests"}
@@ -39,7 +39,7 @@ def test_the_summary_counts_passing_clauses_per_area_and_run_and_takes_the_worst
 
 def test_a_repro_command_is_one_shell_word_per_argument_whatever_the_node_id():
     nodeid = "conformance/suite/test_x.py::test_y[it's $(rm -rf /) `x`]"
-    record = Record(nodeid, ["api.a"], "non_reentrant", "cpu", "fail")
+    record = Record(nodeid, Facts(["api.a"], "non_reentrant", "cpu"), "fail")
     command = repro_command(record, "my impl")
     assert shlex.split(command) == ["python", "-m", "pytest", nodeid, "--impl=my impl", "--variant=non_reentrant",
                                     "--device=cpu"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance.expectations import load_deviations, rejudge
-from conformance.results import Expected, Record, Results, read_results, write_results
+from conformance.results import Expected, Facts, Record, Results, read_results, write_results
 from conformance.vocabulary import SEVERITY, STATUSES, VERDICTS, verdict
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,9 +45,8 @@ def _expectations(tmp_path, text):
 
 
 def test_results_are_judged_again_against_edited_expectations(tmp_path):
-    failing = Record("t.py::test_a[reentrant]", ["api.forward-value"], "reentrant", "cpu", "fail",
-                     Expected("deviation", "old reason"), "boom")
-    passing = Record("t.py::test_b[reentrant]", ["api.same-gradients"], "reentrant", "cpu", "pass")
+    failing = Record("t.py::test_a[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu", expected=Expected("deviation", "old reason")), "fail", "boom")
+    passing = Record("t.py::test_b[reentrant]", Facts(["api.same-gradients"], "reentrant", "cpu"), "pass")
     results = _results("mypkg", [failing, passing])
     path = _expectations(tmp_path, """
         [[deviation]]
@@ -61,7 +60,7 @@ def test_results_are_judged_again_against_edited_expectations(tmp_path):
 
 
 def test_a_deviation_with_several_test_substrings_covers_the_tests_matching_any(tmp_path):
-    records = [Record(f"t.py::test_kind[reentrant-{kind}]", ["api.forward-value"], "reentrant", "cpu", "fail")
+    records = [Record(f"t.py::test_kind[reentrant-{kind}]", Facts(["api.forward-value"], "reentrant", "cpu"), "fail")
                for kind in ("None", "int", "str")]
     path = _expectations(tmp_path, """
         [[deviation]]
@@ -77,7 +76,7 @@ def test_a_deviation_with_several_test_substrings_covers_the_tests_matching_any(
 def test_rejudging_keeps_the_recorded_capabilities(tmp_path):
     caps = {"source": "inferred", "declared": [], "variants": ["non_reentrant", "reentrant"], "devices": ["cpu", "cuda"],
             "features": [], "not_provided": {"early_stop": "set_checkpoint_early_stop"}}
-    record = Record("t.py::test_c[non_reentrant]", ["earlystop.context-manager-overrides"], "non_reentrant", "cpu", "fail")
+    record = Record("t.py::test_c[non_reentrant]", Facts(["earlystop.context-manager-overrides"], "non_reentrant", "cpu"), "fail")
     judged = rejudge(_results("mypkg", [record], caps), [])
     assert judged.records[0].verdict == "unsupported"
     assert "not provided: set_checkpoint_early_stop" in judged.records[0].expected.reason
@@ -85,7 +84,7 @@ def test_rejudging_keeps_the_recorded_capabilities(tmp_path):
 
 def test_report_command_rejudges_without_rerunning(tmp_path):
     write_results(tmp_path / "in" / "r.json", _results("mypkg", [
-        Record("t.py::test_a[reentrant]", ["api.forward-value"], "reentrant", "cpu", "fail", None, "boom")]))
+        Record("t.py::test_a[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu"), "fail", "boom")]))
     path = _expectations(tmp_path, """
         [[deviation]]
         impl = "mypkg"
@@ -141,8 +140,8 @@ def test_rejudging_applies_row_level_breakage_to_failures_only(tmp_path):
         reason = "ROW-CAUSE"
     """)
     results = _results("mypkg", [
-        Record("t.py::test_a[reentrant]", ["api.forward-value"], "reentrant", "cpu", "fail", None, "boom"),
-        Record("t.py::test_b[reentrant]", ["api.same-gradients"], "reentrant", "cpu", "pass")])
+        Record("t.py::test_a[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu"), "fail", "boom"),
+        Record("t.py::test_b[reentrant]", Facts(["api.same-gradients"], "reentrant", "cpu"), "pass")])
     judged = rejudge(results, [], breakages=load_breakages(path))
     assert [r.verdict for r in judged.records] == ["expected_deviation", "pass"]
     assert "ROW-CAUSE" in judged.records[0].expected.reason

@@ -12,9 +12,9 @@ last pass, from which the supervisor judges a file hopeless (``Limits.abandon_af
 
 from __future__ import annotations
 
+from conformance.facts import Facts
 from conformance.results import Record, Results
 
-_RECORD_FIELDS = ("nodeid", "clauses", "variant", "device", "status", "expected", "message", "duration", "notes", "level")
 DEATHS = ("crash", "timeout")  # the statuses that lengthen a streak
 
 
@@ -26,7 +26,7 @@ def test_file(nodeid: str) -> str:
 class Ledger:
     def __init__(self):
         self.header: dict | None = None  # from the first plan: the environment of the run
-        self.planned: dict[str, dict] = {}  # nodeid -> {"clauses", "variant", "device", "expected"}, in run order
+        self.planned: dict[str, dict] = {}  # nodeid -> {"nodeid", the test's facts (as JSON), "slow"}, in run order
         self.records: dict[str, Record] = {}
         self.streaks: dict[str, list[str]] = {}  # test file -> the statuses of its crashes and timeouts in a row
 
@@ -39,7 +39,7 @@ class Ledger:
 
     def record(self, event: dict) -> Record | None:
         """Take in a ``{"event": "record", ...}`` line of an attempt's stream; None if the test has a record already."""
-        return self._add(Record(**{k: event[k] for k in _RECORD_FIELDS if k in event}))
+        return self._add(Record.from_json(event))
 
     def died(self, nodeid: str, status: str, message: str, duration: float = 0.0) -> Record | None:
         """Record a test whose process died (``crash``) or was stopped (``timeout``) while it ran,
@@ -71,9 +71,8 @@ class Ledger:
         return Results(header={**(self.header or {}), **header}, records=ordered)
 
     def _made(self, nodeid: str, status: str, message: str, duration: float = 0.0) -> Record:
-        test = self.planned.get(nodeid, {})
-        return Record(nodeid, list(test.get("clauses", [])), test.get("variant"), test.get("device"),
-                      status, test.get("expected"), message, round(duration, 3))
+        test = self.planned.get(nodeid, {"clauses": [], "variant": None, "device": None})
+        return Record(nodeid, Facts.from_json(test), status, message, round(duration, 3))
 
     def _add(self, record: Record) -> Record | None:
         if record.nodeid in self.records:

@@ -1,7 +1,7 @@
 """A pytest plugin the supervisor loads into every pytest it starts (``-p conformance.run.plan``).
 
 After collection it writes the *plan*: the results header and every conformance test pytest is
-about to run, with its clauses, variant and device. When the process then dies or hangs, the
+about to run, with its facts (conformance/facts.py: clauses, variant, device, what is expected of it). When the process then dies or hangs, the
 supervisor still knows what the dead test checked and which tests never ran.
 """
 
@@ -12,9 +12,10 @@ import json
 import pytest
 from hypothesis import is_hypothesis_test
 
+from conformance import facts
+from conformance.plugin import header
+from conformance.recording import now
 from conformance.results import write_atomically
-
-RECORDER = "conformance-recorder"  # the name conformance.plugin registers its Recorder under
 
 
 def is_slow(item) -> bool:
@@ -24,26 +25,12 @@ def is_slow(item) -> bool:
     return is_hypothesis_test(getattr(item, "obj", None)) or item.get_closest_marker("slow") is not None
 
 
-def pytest_addoption(parser):
-    parser.getgroup("conformance").addoption(
-        "--conformance-plan", metavar="PATH", default=None,
-        help="(used by `python -m conformance run`) write the collected tests and the header here as JSON",
-    )
-
-
-@pytest.hookimpl(trylast=True)  # after the plugin has put clauses/variant/device on each item
+@pytest.hookimpl(trylast=True)  # after the plugin has given each item its facts
 def pytest_collection_finish(session):
     path = session.config.getoption("conformance_plan")
     if not path:
         return
-    recorder = session.config.pluginmanager.get_plugin(RECORDER)
-    header = {**recorder.header(0), "exit": None, "finished": None} if recorder else {}
-    tests = []
-    for item in session.items:
-        props = dict(item.user_properties)
-        if "clauses" in props:
-            tests.append({"nodeid": item.nodeid, "clauses": props["clauses"],
-                          "variant": props.get("variant"), "device": props.get("device"),
-                          "expected": props.get("expected"),
-                          "slow": is_slow(item)})
-    write_atomically(path, json.dumps({"header": header, "tests": tests}) + "\n")
+    tests = [{"nodeid": item.nodeid, **test.to_json(), "slow": is_slow(item)}
+             for item in session.items if (test := facts.read(item)) is not None]
+    run = {**header(session.config), "started": now(), "finished": None, "exit": None}
+    write_atomically(path, json.dumps({"header": run, "tests": tests}) + "\n")

@@ -1,0 +1,128 @@
+"""The judge: what each test's result means, decided once, for pytest's outcome, its exit status and the
+results file alike.
+
+A pytest plugin object the plugin registers (conformance/plugin.py). At collection it gives every test
+its facts (conformance/facts.py) with what is planned for it; once the test has run, it judges the result
+by the clauses the result is charged to (:func:`conformance.expectations.judge`: a sweep's failure is
+charged to the check that failed, so an unclaimed feature of another clause of the test cannot turn it
+into "unsupported"), stores the judged facts on the report, and gives pytest the outcome that says so:
+
+- a failure expected of the test (a declared deviation, a capability not claimed, a row's breakage) is an
+  expected failure (pytest's xfailed), as is a failure of a clause that does not bind (SHOULD, MAY,
+  OBSERVED: conformance/levels.py names it) unless ``--strict-levels``;
+- a pass where a deviation is declared fails (a strict xfail that passed: remove the entry), a pass of a
+  capability not claimed is pytest's XPASS;
+- a failure a known upstream bug explains names the bug (a field of the record, and a line of its message).
+
+It also judges, from the same judged records, whether a declared breakage went stale
+(:func:`conformance.expectations.stale_breakages`, as ``python -m conformance run`` does from its merged
+records): the run then exits non-zero.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pytest
+import torch
+
+from conformance import expectations, facts
+from conformance.binding import Implementation
+from conformance.facts import Facts
+from conformance.recording import STRICT_XPASS
+from conformance.results import Record, Results
+from conformance.vocabulary import BINDING_LEVEL, VERDICTS, release_of, verdict
+
+
+class Judge:
+    """``implementation`` and ``load`` are called at the first collection of conformance tests (a pytest run
+    of the harness's own self-tests never loads an implementation)."""
+
+    def __init__(self, config, implementation: Callable[[], Implementation],
+                 load: Callable[[], expectations.Expectations]):
+        self.config, self._implementation, self._load = config, implementation, load
+        self.impl: Implementation | None = None
+        self.expectations: expectations.Expectations | None = None
+        self.judged: list[Record] = []  # what ran, as judged: where a stale breakage is read from
+        self._stale: list[expectations.Breakage] | None = None
+
+    def plan(self, item, clause_ids, variant, device) -> None:
+        """Give a collected test its facts, with what is expected of it should it fail in its own setup or
+        die (the expectation of all its clauses: nothing is charged yet)."""
+        if self.impl is None:
+            self.impl, self.expectations = self._implementation(), self._load()
+        facts.write(item, self._judge(Facts(tuple(clause_ids), variant, device), item.nodeid, "pass"))
+
+    def _judge(self, test: Facts, nodeid: str, status: str) -> Facts:
+        return expectations.judge(test, nodeid=nodeid, status=status, impl=self.impl.id,
+                                  capabilities=self.impl.capabilities, torch_release=release_of(torch.__version__),
+                                  expectations=self.expectations)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)  # the outermost wrapper: it sees the report as pytest made it
+    def pytest_runtest_makereport(self, item, call):
+        report = yield
+        test = facts.read(item)
+        if test is None or report.skipped:
+            return report
+        if report.when != "call":  # a setup failure of a test expected to fail is an expected failure too
+            if report.failed and test.expected is not None:
+                report.outcome, report.wasxfail = "skipped", _reason(test.expected)
+            return report
+        judged = self._judge(test, item.nodeid, "fail" if report.failed else "pass")
+        facts.write(item, judged)  # the teardown's report carries them too
+        facts.write(report, judged)
+        self.judged.append(Record(item.nodeid, judged, "fail" if report.failed else "pass"))
+        if report.failed:
+            _fail(report, judged, strict_levels=self.config.getoption("strict_levels"))
+        elif judged.expected is not None:
+            _pass(report, judged.expected)
+        return report
+
+    def stale_breakages(self) -> list[expectations.Breakage]:
+        """Only a whole row's session can tell: one narrowed to some clauses or names may hold none of the
+        row's failing tests."""
+        config = self.config
+        if self._stale is None:
+            whole_row = not (config.getoption("clause") or config.getoption("keyword") or config.getoption("markexpr"))
+            header = {"implementation": self.impl.id, "torch": torch.__version__} if self.impl else {}
+            self._stale = expectations.stale_breakages(Results(header, self.judged), self.expectations.breakages) \
+                if whole_row and self.impl else []
+        return self._stale
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.stale_breakages() and session.exitstatus == 0:
+            session.exitstatus = 1
+
+    def pytest_terminal_summary(self, terminalreporter, config):
+        for breakage in self.stale_breakages():
+            terminalreporter.line(f"stale known breakage (no test of its row failed; remove it from expectations.toml): "
+                                  f"{breakage.impl} {breakage.variant or ''} {breakage.torch or ''}: {breakage.reason}",
+                                  red=True)
+
+
+def _reason(expected) -> str:
+    return f"{'expected deviation' if expected.kind == 'deviation' else 'unsupported'}: {expected.reason}"
+
+
+def _fail(report, judged: Facts, *, strict_levels: bool) -> None:
+    if judged.upstream is not None:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        if crash is not None:  # the line the summary, the results file and the report show
+            crash.message = "\n".join([crash.message, judged.upstream.note])
+        report.sections.append(("known upstream bug", judged.upstream.note))
+    if judged.expected is not None:
+        report.outcome, report.wasxfail = "skipped", _reason(judged.expected)
+    elif judged.level != BINDING_LEVEL and not strict_levels:
+        # pytest's own way to keep a failure out of the exit status: an expected failure. The results
+        # recorder reads it back as status "fail"; the level makes its verdict (conformance/levels.py).
+        label = VERDICTS[verdict("fail", None, judged.level)].label
+        report.outcome = "skipped"
+        report.wasxfail = f"{judged.level} clause: {label}, not a failure (--strict-levels makes it one)"
+
+
+def _pass(report, expected) -> None:
+    if expected.kind == "deviation":  # as pytest's strict xfail: a declared deviation that did not occur fails
+        report.outcome, report.longrepr = "failed", f"{STRICT_XPASS} {_reason(expected)}"
+    else:  # a capability not claimed, yet it works: pytest's XPASS
+        report.wasxfail = _reason(expected)
+

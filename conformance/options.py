@@ -1,0 +1,33 @@
+"""The command-line options ``pytest`` (with conformance/plugin.py) and ``python -m conformance run`` share,
+declared once.
+
+A pytest run tests one implementation, one variant or both, one device or all; ``run`` makes a matrix of
+runs, so there ``--impl``, ``--variant`` and ``--device`` are repeatable (each value a run of its own) and
+``--device`` defaults to cpu. ``add`` is pytest's ``parser.getgroup(...).addoption`` or argparse's
+``add_argument``: both take argparse's keywords.
+"""
+
+from __future__ import annotations
+
+from conformance.ids import DEFAULT_IMPL
+from conformance.vocabulary import DEVICES, VARIANTS
+
+
+def declare(add, *, matrix: bool = False) -> None:
+    def repeatable(default):
+        return {"action": "append"} if matrix else {"default": default}
+
+    add("--impl", metavar="MODULE", **({"action": "append", "required": True} if matrix else {"default": None}),
+        help="implementation under test: an importable module exposing the torch.utils.checkpoint API, or an "
+        f"adapter's short name{' (repeatable)' if matrix else f' (default: {DEFAULT_IMPL})'}")
+    add("--variant", choices=(*VARIANTS, "both"), **repeatable("both"),
+        help=f"which use_reentrant variant(s) to test{', each in its own run (repeatable)' if matrix else ''} "
+        "(default: both)")
+    add("--device", choices=(*DEVICES, "all"), **repeatable("all"),
+        help=f"devices for device-parametrized tests{', each in its own run (repeatable)' if matrix else ''}; CUDA "
+        f"tests skip where CUDA is absent (default: {'cpu' if matrix else 'all'})")
+    add("--clause", action="append", default=[], metavar="ID",
+        help="run only the tests of this clause id or area id (repeatable)")
+    add("--strict-levels", action="store_true", default=False,
+        help="fail the run on failing tests of SHOULD, MAY and OBSERVED clauses too (by default only a MUST binds: "
+        "those read 'SHOULD unmet' / 'differs from torch' and leave the exit status alone)")

@@ -1,0 +1,91 @@
+"""The harness's modules import downwards only, and in no cycle (issue 23).
+
+Each module of ``conformance`` (the suite, its fixtures and the adapters aside: they are test code) has a
+layer; a module imports only modules of lower layers, or of its own package (run/, report/) without a
+cycle. So the report reads results and expectations without the ``--impl`` binding or pytest's hooks, and
+the plugin is the one way in to the hooks (docs/AUTHORING.md, "The data path").
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "conformance"
+OWN_CODE = ("suite", "fixtures", "adapters")
+
+LAYERS = (
+    ("conformance", "vocabulary", "ids", "dimensions", "assertions", "hypothesis_profiles"),  # plain data
+    ("registry", "capabilities", "options"),
+    ("facts",),  # a test's facts
+    ("results",),  # a test's facts and what happened
+    ("expectations",),  # what is expected, and the judgement
+    ("report", "binding"),  # results to pages; --impl to a module (neither knows the other)
+    ("recording", "levels", "isolation", "releases"),  # pytest hooks
+    ("judging",),
+    ("plugin",),  # the one way in
+    ("run",),  # the runner, which drives pytest with the plugin
+    ("__main__",),
+)
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+
+def _name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(name: str) -> bool:
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {f"{node.module}.{a.name}" if _is_module(f"{node.module}.{a.name}") else node.module
+                      for a in node.names}
+    return {name for name in found if name.split(".")[0] == "conformance"}
+
+
+def _layer(module: str) -> str:
+    """The layer name of a module: its package below conformance (run, report), or its own name."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+GRAPH = {_name(path): _imports(path) for path in PACKAGE.rglob("*.py")
+         if not set(path.relative_to(PACKAGE).parts) & set(OWN_CODE)}
+
+
+def test_every_module_has_a_layer():
+    assert not {m for m in GRAPH if _layer(m) not in RANK}, "give the new module a layer in LAYERS"
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_a_module_imports_only_lower_layers_or_its_own_package(module):
+    upward = [d for d in GRAPH[module] if d in GRAPH and _layer(d) != _layer(module)
+              and RANK[_layer(d)] >= RANK[_layer(module)]]
+    assert not upward, f"{module} imports {upward}, of its own layer or above"
+
+
+def test_no_import_cycle():
+    done, path = set(), []
+
+    def visit(module):
+        if module in path:
+            pytest.fail(f"import cycle: {' -> '.join(path[path.index(module):] + [module])}")
+        if module in done:
+            return
+        path.append(module)
+        for dependency in sorted(GRAPH.get(module, ())):
+            if dependency != module and not module.startswith(dependency + "."):  # a package's own __init__
+                visit(dependency)
+        path.pop()
+        done.add(module)
+
+    for module in sorted(GRAPH):
+        visit(module)
