@@ -150,3 +150,94 @@ def test_known_upstream_entries_name_registered_clauses(tmp_path):
     """))
     with pytest.raises(ValueError, match="no.such-clause"):
         load_known_upstream(path)
+
+
+CHARGED_TESTS = """
+import pytest
+
+from conformance.suite.sweep_checks import checked, running_test  # noqa: F401  (the sweeps' own charging)
+
+
+class Case:
+    def label(self, variant):
+        return f"a sample, {variant}"
+
+
+@pytest.mark.clause("gradapi.non-reentrant-grad", "determinism.default-detects")
+def test_grad_and_determinism(variant):
+    with checked("gradapi.non-reentrant-grad", Case(), variant):
+        assert False, "torch.autograd.grad gave other gradients than the plain run"
+"""
+
+# torch's own checkpoint, claiming every feature but the determinism check
+WITHOUT_DETERMINISM_CHECK = """
+from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+from conformance.vocabulary import FEATURES
+
+CONFORMANCE_CAPABILITIES = {"features": [f for f in FEATURES if f != "determinism_check"]}
+"""
+
+
+def test_a_must_failure_is_judged_by_the_clause_it_is_charged_to(pytester, monkeypatch):
+    """Issue 23: a test of two clauses fails on the one whose feature the implementation claims; that the
+    other's feature is not claimed must not turn the failure into "unsupported", in pytest's exit status,
+    the results file or the report."""
+    monkeypatch.setenv("PYTHONPATH", f"{REPO}:{pytester.path}")
+    pytester.makepyfile(test_charged=CHARGED_TESTS, no_determinism_check=WITHOUT_DETERMINISM_CHECK)
+    results = pytester.path / "results.json"
+    outcome = pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:cacheprovider", "-rN",
+                                            "--impl=no_determinism_check", f"--results={results}")
+    outcome.stdout.fnmatch_lines(["*1 failed*"])
+    assert outcome.ret == pytest.ExitCode.TESTS_FAILED
+    [record] = read_results(results).records
+    assert (record.clauses, record.expected, record.level, record.verdict) == (["gradapi.non-reentrant-grad"], None, "MUST", "fail")
+    write_report([results], pytester.path / "page.html")
+    [page] = (pytester.path / "page-details").glob("impl-*.html")
+    assert 'data-verdict="fail"' in page.read_text()
+
+
+REPRODUCED_TESTS = """
+import pytest
+
+from conformance.suite.conftest import reproducer  # noqa: F401
+
+
+@pytest.mark.clause("api.forward-value")
+def test_with_a_reproducer(variant, reproducer):
+    reproducer("print('the failing call, standalone')\\n")
+    assert False, "the output differs"
+"""
+
+
+def test_a_reproducer_is_named_in_the_record_and_linked_from_the_report(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    pytester.makepyfile(test_reproduced=REPRODUCED_TESTS)
+    results = pytester.path / "out" / "results.json"
+    pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:cacheprovider", "--impl=torch.utils.checkpoint",
+                                  "--variant=reentrant", f"--results={results}")
+    [record] = read_results(results).records
+    assert record.verdict == "fail" and record.reproducer == "results-reproducers/test_with_a_reproducer_reentrant.py"
+    assert (results.parent / record.reproducer).read_text() == "print('the failing call, standalone')\n"
+    write_report([results], pytester.path / "page.html")
+    [page] = (pytester.path / "page-details").glob("impl-*.html")
+    [copy] = (pytester.path / "page-details" / "reproducers").rglob("*.py")
+    assert copy.read_text() == "print('the failing call, standalone')\n"
+    assert f'href="{copy.relative_to(page.parent).as_posix()}"' in page.read_text()
+
+
+def test_a_failure_a_known_upstream_bug_explains_carries_it_as_a_field():
+    from conformance.capabilities import Capabilities
+    from conformance.expectations import Expectations, judge
+    from conformance.facts import Facts
+
+    bug = next(b for b in load_known_upstream() if b.bug == RRELU_BUG)
+    nodeid = "conformance/suite/test_sweep_ops.py::test_op_matches_uncheckpointed_run[nn.functional.rrelu-float64-sample0-non_reentrant]"
+    test = Facts(("api.same-gradients",), "non_reentrant", "cpu")
+    expectations = Expectations(known_upstream=(bug,))
+
+    def judged(status):
+        return judge(test, nodeid=nodeid, status=status, impl="mine", capabilities=Capabilities(), torch_release="2.13",
+                     expectations=expectations)
+
+    assert (judged("fail").upstream.bug, judged("fail").upstream.url) == (RRELU_BUG, bug.url)
+    assert judged("pass").upstream is None

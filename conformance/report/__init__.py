@@ -8,6 +8,8 @@ Knows nothing about pytest: it reads results files (conformance/results.py) and 
 from __future__ import annotations
 
 import os
+import posixpath
+from dataclasses import replace
 from pathlib import Path
 
 from conformance.expectations import load_breakages, load_deviations, rejudge
@@ -29,6 +31,7 @@ def write_report(paths, output, *, baseline=(), title: str = "Activation checkpo
     With ``expectations`` (an expectations.toml), every result is judged again against it without
     re-running: what happened stays, what was expected is recomputed."""
     loaded = _load(paths)
+    loaded, reproducers = _reproducers(paths, loaded, details_of(Path(output).name))
     if expectations is not None:
         deviations, breakages = load_deviations(Path(expectations)), load_breakages(Path(expectations))
         loaded = [(source, rejudge(results, deviations, breakages=breakages)) for source, results in loaded]
@@ -36,7 +39,7 @@ def write_report(paths, output, *, baseline=(), title: str = "Activation checkpo
     diff = compare(build(_load(baseline)), matrix) if baseline else None
     output = Path(output)
     pages = render_site(matrix, diff, index=output.name, title=title, baseline_sources=[Path(p).name for p in baseline])
-    _write_site(pages, output)
+    _write_site({**reproducers, **pages}, output)
     return output
 
 
@@ -51,6 +54,24 @@ def _write_site(pages: dict[str, str], index: Path) -> None:
     for stale in set((folder / details_of(index.name)).glob("*.html")) - written:
         stale.unlink()
     write_atomically(index, pages[index.name])
+
+
+def _reproducers(paths, loaded, details: str):
+    """The reproducer scripts the records name (relative to their results file), copied into the site: the
+    results with each record's reproducer renamed to its copy (a path relative to the index's folder), and
+    the copies {path: text}. A script that is missing is named as it was, unlinked."""
+    copies, judged = {}, []
+    for number, (path, (source, results)) in enumerate(zip(paths, loaded)):
+        records = []
+        for record in results.records:
+            script = Path(path).parent / record.reproducer if record.reproducer else None
+            if script is not None and script.is_file():
+                copy = posixpath.join(details, "reproducers", str(number), posixpath.normpath(record.reproducer).lstrip("./"))
+                copies[copy] = script.read_text(encoding="utf-8")
+                record = replace(record, facts=replace(record.facts, reproducer=copy))
+            records.append(record)
+        judged.append((source, replace(results, records=records)))
+    return judged, copies
 
 
 def _load(paths):

@@ -58,6 +58,18 @@ class Cell:
     def explained(self) -> list[Record]:
         return [r for r in self.records if r.verdict in EXPLAINED]
 
+    @property
+    def findings(self) -> list[tuple[Record, int]]:
+        """The explained records, each with how many alike ones it stands for: tests whose capability is not
+        claimed (unsupported, pass*) are one finding per verdict and reason, the first test standing for the
+        others (a row where everything is unsupported would otherwise spell out thousands of sweep tests)."""
+        findings: dict[object, list] = {}
+        for record in self.explained:
+            alike = (record.verdict, record.expected.reason) if record.expected and record.expected.kind == "unsupported" \
+                else id(record)
+            findings.setdefault(alike, [record, 0])[1] += 1
+        return [(record, count - 1) for record, count in findings.values()]
+
 
 @dataclass
 class Row:

@@ -1,17 +1,15 @@
-"""Fixtures every conformance test uses. ``variant`` and ``device`` are parametrized by the plugin."""
+"""Fixtures every conformance test uses (fixtures only: the plugin registers the harness's hooks).
+``variant`` and ``device`` are parametrized by the plugin."""
+
+import re
+from pathlib import Path
 
 import pytest
 import torch
 
+from conformance import facts
 from conformance.binding import Checkpointer
-from conformance.breakage import (  # noqa: F401  (hooks: row-level known breakage)
-    pytest_runtest_makereport,
-    pytest_sessionfinish,
-    pytest_terminal_summary,
-)
-from conformance.isolation import pytest_runtest_call  # noqa: F401  (a hook: leaked global state fails its test)
 from conformance.plugin import implementation
-from conformance.releases import pytest_runtest_setup  # noqa: F401  (a hook: clauses newer than the torch under test)
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +31,21 @@ def isolated_global_state():
     with torch.enable_grad():
         yield
     torch.set_rng_state(rng)
+
+
+@pytest.fixture
+def reproducer(request, tmp_path):
+    """``reproducer(source) -> Path``: write a standalone Python script that reproduces this test's failure and
+    name it in the test's record (docs/AUTHORING.md): beside the results file, in ``<results>-reproducers/``
+    (without --results, in the test's temporary folder). Call it only when the test is about to fail."""
+
+    def write(source: str) -> Path:
+        results = request.config.getoption("results")
+        folder = Path(results).with_name(Path(results).stem + "-reproducers") if results else tmp_path
+        folder.mkdir(parents=True, exist_ok=True)
+        script = folder / (re.sub(r"[^A-Za-z0-9._-]+", "_", request.node.name).strip("_") + ".py")
+        script.write_text(source, encoding="utf-8")
+        facts.set_reproducer(request.node, script.relative_to(Path(results).parent).as_posix() if results else str(script))
+        return script
+
+    return write
