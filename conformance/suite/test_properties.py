@@ -38,7 +38,7 @@ from conformance.binding import Checkpointer, load_implementation
 from conformance.fixtures import strategies
 from conformance.fixtures.functions import tensors_in
 from conformance.fixtures.inputs import options_for
-from conformance.fixtures.strategies import Case, Region, SequentialCase, loss_of, seeded_tensor
+from conformance.fixtures.strategies import Case, SequentialCase, loss_of, seeded_tensor
 
 NEXT_DRAW = 5  # numbers drawn after backward to compare the RNG streams
 
@@ -54,8 +54,8 @@ class Run:
 def run_region(case: Case, ckpt=None, *, backward=True, inputs_where=lambda leaf: True, parameters=True) -> Run:
     """One run of case from its seed: through ckpt's checkpoint (with case.options), or plain when ckpt is None."""
     model = case.model.build(case.dtype)
-    inputs = case.inputs.build(case.model.width, case.dtype, case.aliasing)
-    region = Region(model, case.inputs.batch, case.model.width, case.structure, case.dtype)
+    inputs = case.build_inputs()
+    region = case.region(model)
     torch.manual_seed(case.seed)
     if ckpt is None:
         output = region(*inputs.args, **inputs.kwargs)
@@ -168,8 +168,8 @@ def check_sequential_gradients(ckpt: Checkpointer, case: SequentialCase):
 
 
 def check_keywords_rejected(ckpt: Checkpointer, case: Case):
-    inputs = case.inputs.build(case.model.width, case.dtype, case.aliasing)
-    region = Region(case.model.build(case.dtype), case.inputs.batch, case.model.width, case.structure, case.dtype)
+    inputs = case.build_inputs()
+    region = case.region(case.model.build(case.dtype))
     # At the call or at backward: the docs fix neither. A Python signature rejects them with TypeError.
     assert_rejected(INVALID_ARGUMENT, "an error for keyword arguments under the reentrant variant",
                     ckpt.checkpoint, region, *inputs.args, then=lambda output: loss_of(output).backward(), **inputs.kwargs)
@@ -206,13 +206,13 @@ def check_with_reproducer(ckpt: Checkpointer, check, case) -> None:
 # -------------------------------------------------------------------------------------------- tests
 
 @pytest.mark.clause("api.forward-value")
-@given(case=strategies.cases(structures=strategies.any_structures))  # both variants return any structure
+@given(case=strategies.cases(structures=strategies.any_structures, output_kinds=True))  # both variants return any structure
 def test_forward_value_equals_the_functions(ckpt, case):
     check_with_reproducer(ckpt, check_forward_value, case)
 
 
 @pytest.mark.clause("api.same-gradients")
-@given(case=strategies.cases())
+@given(case=strategies.cases(output_kinds=True))
 def test_gradients_equal_the_uncheckpointed_run(ckpt, case):
     check_with_reproducer(ckpt, check_gradients, case)
 
