@@ -126,6 +126,18 @@ def test_untested_clauses_are_listed_in_the_summary(pytester, suite):
     assert "api.forward-value," not in result.stdout.str().split("clauses with no test")[1]
 
 
+def test_only_the_selected_clauses_that_got_no_test_are_listed(pytester, suite):
+    """Issue 23: a run of one test file, or of some clauses, does not list every other clause as untested."""
+    write_module(suite, "test_sample", SAMPLE_TESTS)
+    write_module(suite, "test_other", SAMPLE_TESTS.replace("def test_", "def test_other_"))
+    one_file = inner(pytester, "--impl=torch.utils.checkpoint", str(suite / "test_sample.py"))
+    assert "clauses with no test" not in one_file.stdout.str()
+    some_clauses = inner(pytester, "--impl=torch.utils.checkpoint", "--clause=gradapi")
+    listed = some_clauses.stdout.str().split("clauses with no test")[1].splitlines()[1]
+    assert "gradapi.non-reentrant-grad" in listed and "api.same-gradients" not in listed
+    assert "gradapi.reentrant-rejects-grad" not in listed  # it has a test
+
+
 def test_results_file_has_header_and_one_record_per_test(pytester, suite, tmp_path):
     write_module(suite, "test_sample", SAMPLE_TESTS)
     out = tmp_path / "out" / "torch.json"

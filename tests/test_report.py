@@ -344,3 +344,14 @@ def test_page_names_are_file_names_unique_without_regard_to_case_and_links_are_r
     assert layout.href(page, "compat.html") == "../compat.html"
     assert layout.href(page, layout.areas["api"], "area-api") == "area-api.html#area-api"
     assert layout.href(page, page, "d0-api.value") == "#d0-api.value"
+
+
+def test_repeated_unsupported_findings_are_collapsed_to_one_per_reason():
+    """Issue 23: a row where everything is unsupported spelled out every sweep test (4.75 MB pages)."""
+    from conformance.report.model import Cell
+
+    unsupported = [record(f"t.py::test_{i}[reentrant]", "api.forward-value", "reentrant", "unsupported") for i in range(5)]
+    failing = [record(f"t.py::test_f{i}[reentrant]", "api.forward-value", "reentrant", "fail") for i in range(2)]
+    findings = Cell("fail", failing + unsupported).findings
+    assert [(r.nodeid, alike) for r, alike in findings] == [
+        ("t.py::test_f0[reentrant]", 0), ("t.py::test_f1[reentrant]", 0), ("t.py::test_0[reentrant]", 4)]

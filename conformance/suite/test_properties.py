@@ -206,13 +206,13 @@ def check_with_reproducer(ckpt: Checkpointer, check, case) -> None:
 # -------------------------------------------------------------------------------------------- tests
 
 @pytest.mark.clause("api.forward-value")
-@given(case=strategies.cases(structures=strategies.any_structures, output_kinds=True))  # both variants return any structure
+@given(case=strategies.cases(structures=strategies.any_structures, argument_kinds=True, output_kinds=True))  # both variants return any structure
 def test_forward_value_equals_the_functions(ckpt, case):
     check_with_reproducer(ckpt, check_forward_value, case)
 
 
 @pytest.mark.clause("api.same-gradients")
-@given(case=strategies.cases(output_kinds=True))
+@given(case=strategies.cases(argument_kinds=True, output_kinds=True))
 def test_gradients_equal_the_uncheckpointed_run(ckpt, case):
     check_with_reproducer(ckpt, check_gradients, case)
 
@@ -242,7 +242,7 @@ def test_rng_stream_after_backward_is_the_uncheckpointed_runs(ckpt, case):
 
 
 @pytest.mark.clause("nontensor.arguments-pass-through")
-@given(case=strategies.cases(strategies.top_level_inputs(min_literals=1)))
+@given(case=strategies.cases(strategies.top_level_inputs(min_literals=1), argument_kinds=True))
 def test_non_tensor_arguments_reach_the_forward_and_the_recompute(ckpt, case):
     check_with_reproducer(ckpt, check_forward_value_and_gradients, case)
 
