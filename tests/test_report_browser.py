@@ -6,6 +6,7 @@ import html.parser
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -190,7 +191,7 @@ def many_runs_page(tmp_path_factory):
                 results = run(f"impl{i}", variant, *outcomes)
                 results.header["device"] = device
                 for each in results.records:
-                    each.device = device
+                    each.facts = replace(each.facts, device=device)
                 write_results(d / f"impl{i}-{variant}-{device}.json", results)
     out = d / "index.html"
     assert main(["report", str(d), "-o", str(out)]) == 0
