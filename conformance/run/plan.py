@@ -1,8 +1,9 @@
 """A pytest plugin the supervisor loads into every pytest it starts (``-p conformance.run.plan``).
 
-After collection it writes the *plan*: the results header and every conformance test pytest is
-about to run, with its facts (conformance/facts.py: clauses, variant, device, what is expected of it). When the process then dies or hangs, the
-supervisor still knows what the dead test checked and which tests never ran.
+After collection it writes the *plan*: the results header (``conformance.plugin.header``) and every
+conformance test pytest is about to run, with its facts (conformance/facts.py: clauses, variant, device,
+what is expected of it). When the process then dies or hangs, the supervisor still knows what the dead
+test checked and which tests never ran.
 """
 
 from __future__ import annotations
