@@ -20,7 +20,7 @@ from conformance.__main__ import main
 from conformance.report import _load, build
 from conformance.report.layout import details_of
 from conformance.results import read_results
-from conformance.run import Limits, RunSpec, expand, run_all, shard, supervisor
+from conformance.run import Limits, RunSpec, expand, processes, run_all, shard, supervisor
 from conformance.run.ledger import Ledger
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,12 +37,12 @@ def test_expand_runs_each_variant_and_device_on_its_own():
 
 
 def test_pytest_args_use_thread_timeouts_and_the_run_options(tmp_path):
-    args = supervisor.pytest_args_for(RunSpec("m", "reentrant", "cuda"), tmp_path / "r.json", tmp_path / "p.json", 7,
-                                      clauses=["api"], pytest_args=["-x"], deselect=["t.py::a[x]"])
+    args = processes.pytest_args_for(RunSpec("m", "reentrant", "cuda"), tmp_path / "r.json", tmp_path / "p.json", 7,
+                                     clauses=["api"], pytest_args=["-x"], deselect=["t.py::a[x]"])
     for arg in ("--impl=m", "--variant=reentrant", "--device=cuda", "--timeout=7", "--timeout-method=thread", "--tb=native",
                 "-p", "no:cacheprovider", "--clause=api", "-x", "--deselect=t.py::a[x]", f"--results={tmp_path / 'r.json'}"):
         assert arg in args
-    assert args[-1] == str(supervisor.SUITE_DIR)
+    assert args[-1] == str(processes.SUITE_DIR)
 
 
 def test_the_per_test_limit_is_cut_after_some_timeouts():
@@ -102,7 +102,7 @@ def test_a_files_streak_is_its_crashes_and_timeouts_since_its_last_pass_or_decla
 
 def test_follower_yields_only_complete_lines(tmp_path):
     path = tmp_path / "s.jsonl"
-    follower = supervisor._Follower(path)
+    follower = processes.Follower(path)
     assert list(follower.events()) == []  # not there yet
     path.write_text('{"event": "start", "nodeid": "a"}\n{"event": "rec')
     assert list(follower.events()) == [{"event": "start", "nodeid": "a"}]
@@ -182,7 +182,7 @@ def fake_run_process(pytest_args, output, conn, fork_attempts):
 
 @pytest.fixture
 def fake(monkeypatch):
-    monkeypatch.setattr(supervisor, "RUN_TARGET", f"{__name__}:fake_run_process")
+    monkeypatch.setattr(processes, "RUN_TARGET", f"{__name__}:fake_run_process")
 
 
 def supervise(tmp_path, scenario, limits=Limits(test_timeout=30, run_timeout=60), device="cpu"):

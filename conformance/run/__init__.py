@@ -10,7 +10,8 @@ from itertools import product
 from pathlib import Path
 
 from conformance.results import Record
-from conformance.run.supervisor import Limits, Outcome, RunError, RunSpec, supervise
+from conformance.run.policy import Limits, RunSpec
+from conformance.run.supervisor import Outcome, RunError, supervise
 from conformance.vocabulary import DEVICES, VARIANTS, VERDICTS, severe
 
 __all__ = ["Limits", "RunError", "RunSpec", "expand", "run_all", "shard", "supervise"]
