@@ -36,7 +36,8 @@ class Attempt:
     running_for: float = 0.0
     running_limit: float = 0.0  # the limit of that test
     killed: str | None = None  # "run": the whole-run bound expired; "test": a test outran its timeout; "given
-    # up": another lane gave up on the test it ran (its NOT-RUN record stands: a test's first record does)
+    # up": another lane gave up on the test it ran (its NOT-RUN record stands: a test's first record does);
+    # "stopped": the run was stopped (a signal to the runner), and the test gets no record
     new_records: int = 0
     output: str = ""
     clean: bool = False  # pytest finished its session and wrote its results file

@@ -84,7 +84,20 @@ class RunProcesses:
         except OSError:
             pass  # the run process is gone (e.g. a usage error): the attempt sees that it exited
 
+    def answers(self):
+        """The run process's answers not read yet (see worker.AttemptServer), keeping ``attempt`` current."""
+        try:
+            while self.conn.poll():
+                answer = self.conn.recv()
+                self.attempt = None if "exit" in answer else answer.get("pid", self.attempt)
+                yield answer
+        except (EOFError, OSError):
+            pass  # the run process is gone: its exit code follows
+
     def _stop(self) -> None:
+        if self.process is not None:
+            for _ in self.answers():  # an attempt the run process has just started, that no lane has heard of
+                pass
         if self.attempt is not None:  # e.g. the supervisor is interrupted while an attempt runs
             _kill_group(self.attempt)
             self.attempt = None
@@ -111,15 +124,11 @@ class AttemptHandle:
     def ended(self) -> bool:
         """Whether the attempt has ended; then ``rc`` is its exit code."""
         p = self.processes
-        try:
-            while self.rc is None and p.conn.poll():
-                answer = p.conn.recv()
-                self.pid = p.attempt = answer.get("pid", self.pid)
-                self.rc = answer.get("exit")
-                if self.rc is not None:
-                    p.attempt = None
-        except (EOFError, OSError):
-            pass  # the run process is gone: its exit code follows
+        for answer in p.answers() if self.rc is None else ():
+            self.pid = answer.get("pid", self.pid)
+            self.rc = answer.get("exit")
+            if self.rc is not None:
+                break
         if self.rc is not None:
             return True
         if p.process.exitcode is not None:  # the run process ended: it ran the attempt, or died before
@@ -127,11 +136,21 @@ class AttemptHandle:
             return True
         return False
 
-    def kill(self) -> None:
-        """End the attempt and whatever it started (its process group); wait until it has ended."""
+    def kill(self, grace: float = 0.0) -> None:
+        """End the attempt and whatever it started (its process group); wait until it has ended. With
+        ``grace``, a SIGTERM first, and that long to end by itself: pytest then tears its fixtures down (the
+        distributed area's ranks and their folder go with them); SIGKILL ends what is still there."""
         p = self.processes
-        _kill_group(self.pid if p.fork_attempts and self.pid is not None else p.process.pid)
-        give_up = time.monotonic() + 30
+        self.ended()  # learn the attempt's pid, should the run process have just said it
+        group = self.pid if p.fork_attempts and self.pid is not None else p.process.pid
+        if grace:
+            _signal_group(group, signal.SIGTERM)
+            self._wait(grace)
+        _signal_group(group, signal.SIGKILL)
+        self._wait(30)
+
+    def _wait(self, seconds: float) -> None:
+        give_up = time.monotonic() + seconds
         while not self.ended() and time.monotonic() < give_up:
             time.sleep(POLL_S / 10)
 
@@ -142,8 +161,12 @@ class AttemptHandle:
 
 
 def _kill_group(pid: int) -> None:
+    _signal_group(pid, signal.SIGKILL)
+
+
+def _signal_group(pid: int, signum: int) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, signum)
     except (ProcessLookupError, PermissionError):
         pass
 

@@ -47,6 +47,7 @@ from conformance.run.processes import POLL_S, RunProcesses
 
 __all__ = ["Limits", "Outcome", "RunError", "RunSpec", "supervise"]
 
+STOP_GRACE_S = 10.0  # how long a stopped attempt may take to clean up after its SIGTERM (its pytest tears down)
 SAVE_EVERY_S = 5.0  # how often a run's results file is rewritten while the run goes on (1 MB with the sweeps)
 UNFINISHED = "not finished when this results file was written: the run was cut short (killed) while it went on"
 COLLECTION_ERROR = re.compile(r"^_+ ERROR collecting (.+?) _+$", re.M)  # a test file pytest could not import
@@ -66,17 +67,22 @@ class Outcome:
     counts: dict[str, int] = field(default_factory=dict)
     collection_errors: list[str] = field(default_factory=list)  # test files pytest could not import
     stale_breakages: list[Breakage] = field(default_factory=list)  # declared, but none of the row's tests failed
+    stopped: bool = False  # by ``stop``: the results are as they stood, each test not finished NOT RUN
 
 
 def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clauses=(), pytest_args=(),
-              on_record: Callable[[Record], None] = lambda record: None) -> Outcome:
+              on_record: Callable[[Record], None] = lambda record: None,
+              stop: threading.Event | None = None) -> Outcome:
+    """Run the suite for ``spec``; once ``stop`` is set (a signal to the runner), end the attempts running
+    (each gets a SIGTERM, and ``STOP_GRACE_S`` to clean up, before SIGKILL), start none, and write the results
+    as they stand."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     log = out_dir / f"{spec.name}.log"
     log.write_text("")
     started = time.monotonic()
     path = out_dir / f"{spec.name}.json"
-    run = _Run(spec, limits, clauses, pytest_args, log, path, started, on_record)
+    run = _Run(spec, limits, clauses, pytest_args, log, path, started, on_record, stop or threading.Event())
     with tempfile.TemporaryDirectory(prefix="conformance-run-") as work:
         lanes = [_Lane(run, Path(work) / "lane-1")]
         try:
@@ -94,21 +100,27 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
             for lane in lanes:
                 lane.processes.close()
     ledger, attempts = run.ledger, sorted(run.attempts, key=lambda a: a.number)
+    if ledger.header is None and run.stop.is_set():
+        raise RunError(f"{spec.name}: stopped before pytest had collected the tests")
     if ledger.header is None:
         raise RunError(f"{spec.name}: pytest exited with code {attempts[-1].rc} before collecting any test:\n"
                        f"{tail(attempts[-1].output, 15)}")
     seconds = time.monotonic() - started
-    results = ledger.results(finished=_now(), exit=attempts[-1].rc,
-                             supervisor=_supervisor_header(limits, attempts, seconds, log))
+    header = _supervisor_header(limits, attempts, seconds, log)
+    stopped = run.stop.is_set()
+    if stopped:  # as a run killed midway leaves them: not finished, no exit status
+        results = ledger.results(UNFINISHED, finished=None, exit=None, supervisor=header)
+    else:
+        results = ledger.results(finished=_now(), exit=attempts[-1].rc, supervisor=header)
     write_results(path, results)
     counts: dict[str, int] = {}  # verdict -> tests
     for record in results.records:
         counts[record.verdict] = counts.get(record.verdict, 0) + 1
     # Staleness is judged here, on the records of every attempt merged (an attempt sees only part of the row),
     # and only for a whole row: a run narrowed to some clauses may hold none of the row's failing tests.
-    stale = [] if clauses else stale_breakages(results, load_breakages(_expectations_path(pytest_args)))
+    stale = [] if clauses or stopped else stale_breakages(results, load_breakages(_expectations_path(pytest_args)))
     return Outcome(path, log, results.records, len(attempts), seconds, counts,
-                   results.header["supervisor"]["collection_errors"], stale)
+                   results.header["supervisor"]["collection_errors"], stale, stopped)
 
 
 def _supervisor_header(limits: Limits, attempts: list[Attempt], seconds: float, log: Path) -> dict:
@@ -137,11 +149,12 @@ def _expectations_path(pytest_args) -> Path:
 
 class _Run:
     """What the lanes of one run share: the ledger (behind a lock), the log, the results file, the
-    bound, progress."""
+    bound, progress, the stop."""
 
-    def __init__(self, spec, limits, clauses, pytest_args, log: Path, path: Path, started: float, on_record):
+    def __init__(self, spec, limits, clauses, pytest_args, log: Path, path: Path, started: float, on_record,
+                 stop: threading.Event):
         self.spec, self.limits, self.clauses, self.pytest_args = spec, limits, clauses, pytest_args
-        self.log, self.path, self.on_record = log, path, on_record
+        self.log, self.path, self.on_record, self.stop = log, path, on_record, stop
         self.started, self.deadline = started, started + limits.run_timeout
         self.ledger = Ledger()
         self.lock = threading.Lock()
@@ -223,7 +236,7 @@ class _Run:
 
 class _Lane:
     """Attempts one after another over the run's tests (``only``: a slice of them), until every
-    one has a record, the whole-run bound expires, or attempts stop making progress."""
+    one has a record, the whole-run bound expires, attempts stop making progress, or the run is stopped."""
 
     def __init__(self, run: _Run, work: Path):
         work.mkdir()
@@ -234,10 +247,12 @@ class _Lane:
     def run(self, until_cut: bool = False) -> bool:
         """Returns True when it stopped because the run reached the cut (``until_cut``) with tests left."""
         run, limits = self.shared, self.shared.limits
-        while True:
+        while not run.stop.is_set():
             limit = limits.for_run(run.timeouts())
             attempt = _run_attempt(self.processes, run, self.number, run.skip(self.only), limit)
             run.finished(attempt)
+            if attempt.killed == "stopped":  # the test it was in did not die: it was not let finish
+                return False
             # Finished only when every planned test has a record: pytest also writes its results file when
             # it stops early (an INTERNALERROR, a KeyboardInterrupt), with the tests after that never run.
             if attempt.clean and not run.remaining(self.only):
@@ -256,6 +271,7 @@ class _Lane:
                 return False
             if until_cut and run.timeouts() >= limits.cut_after and len(left) > 1:
                 return True
+        return False
 
 
 def _run_attempt(processes: RunProcesses, run: _Run, lane: int, skip: list[str], limit: float) -> Attempt:
@@ -277,14 +293,16 @@ def _run_attempt(processes: RunProcesses, run: _Run, lane: int, skip: list[str],
             break
         run.save_if_due()
         now = time.monotonic()
-        if running and run.given_up(running):  # its test file was abandoned, or the run closed, in another lane
+        if run.stop.is_set():
+            attempt.killed = "stopped"
+        elif running and run.given_up(running):  # its test file was abandoned, or the run closed, in another lane
             attempt.killed = "given up"
         elif now >= run.deadline:
             attempt.killed = "run"
         elif running and now - since > run.limit_of(running, limit) + run.limits.grace:
             attempt.killed = "test"
         if attempt.killed:
-            handle.kill()
+            handle.kill(grace=STOP_GRACE_S if attempt.killed == "stopped" else 0.0)
             break
         time.sleep(POLL_S)
     attempt.rc = handle.rc
