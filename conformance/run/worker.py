@@ -32,12 +32,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 
 import pytest
 
 # A module that does not import is left out (numpy is optional for torch).
 PRELOAD = ["torch", "torch._dynamo", "torch.onnx", "numpy", "pytest", "hypothesis", "pytest_timeout", "conformance.run.worker"]
+WATCH_S = 0.2  # how often a run process waiting for its attempt checks that the supervisor is still there
 _context = None
 
 
@@ -90,6 +93,11 @@ class AttemptServer:
     ``slow_timeout``), or None (stop). Answers: ``{"pid": ...}`` when an attempt started (its
     own process group), ``{"exit": code}`` when it ended. Without ``fork_attempts`` the run process
     is the one attempt: it takes one request, answers its own pid and runs the tests itself.
+
+    Nothing comes from the supervisor while an attempt runs, unless it is ending the run (None), or it
+    has died: a SIGKILL gives it no chance to end its runs, and the fork server (the run process's
+    parent) lives on while they do. Either way the attempt and this process end with whatever they
+    started: no lane outlives the supervisor.
     """
 
     def __init__(self, conn, fork_attempts: bool):
@@ -105,6 +113,7 @@ class AttemptServer:
         request = self._next_request()
         if not self.fork_attempts:
             self.conn.send({"pid": os.getpid()})
+            threading.Thread(target=self._end_when_the_supervisor_ends, daemon=True).start()
             _prepare(session, request)
             return None
         while request is not None:
@@ -119,16 +128,38 @@ class AttemptServer:
             except OSError:
                 pass
             self.conn.send({"pid": pid})
-            _, status = os.waitpid(pid, 0)
+            status = self._wait_for(pid)
             self.conn.send({"exit": os.waitstatus_to_exitcode(status)})
             request = self._next_request()
         os._exit(0)  # never finish this session: only attempts write results
+
+    def _wait_for(self, attempt: int) -> int:
+        """The attempt's wait status; should the supervisor end the run or die meanwhile, end it and this process."""
+        while True:
+            pid, status = os.waitpid(attempt, os.WNOHANG)
+            if pid:
+                return status
+            if self.conn.poll(WATCH_S):  # readable: a None, or the end of the pipe
+                _end_group(attempt)
+                os._exit(0)
+
+    def _end_when_the_supervisor_ends(self) -> None:
+        """(A thread of a run process that is its own attempt.)"""
+        self.conn.poll(None)
+        _end_group(os.getpid())
 
     def _next_request(self):
         try:
             return self.conn.recv()
         except EOFError:  # the supervisor is gone
             os._exit(0)
+
+
+def _end_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _prepare(session, request) -> None:
