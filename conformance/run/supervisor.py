@@ -19,7 +19,9 @@ another lane is stopped): the sweeps hold thousands of tests, each of which woul
 whole-run bound stops everything: the running test gets a TIMEOUT record, every test not yet run a
 NOT-RUN one. The merged results are written atomically to ``<out>/<name>.json``, as they stand every
 few seconds while the run goes on (each test not finished yet NOT RUN, so a run cut short still leaves
-them) and whole at its end; all output goes to ``<out>/<name>.log``.
+them) and whole at its end; all output goes to ``<out>/<name>.log``. A stop (a signal to ``python -m
+conformance run``) ends the attempts running, each with a SIGTERM and time to clean up before a SIGKILL,
+and leaves the results as they stand.
 
 Here: the lanes and the run policy they apply (the limits themselves are policy.py's). How a lane
 starts, follows and ends its processes is processes.py's; how a test its attempt died in is written up
@@ -49,7 +51,7 @@ __all__ = ["Limits", "Outcome", "RunError", "RunSpec", "supervise"]
 
 STOP_GRACE_S = 10.0  # how long a stopped attempt may take to clean up after its SIGTERM (its pytest tears down)
 SAVE_EVERY_S = 5.0  # how often a run's results file is rewritten while the run goes on (1 MB with the sweeps)
-UNFINISHED = "not finished when this results file was written: the run was cut short (killed) while it went on"
+UNFINISHED = "not finished when this results file was written: the run was cut short (killed or stopped) while it went on"
 COLLECTION_ERROR = re.compile(r"^_+ ERROR collecting (.+?) _+$", re.M)  # a test file pytest could not import
 
 
