@@ -45,8 +45,8 @@ def marked(mark: str) -> list[int]:
 @pytest.fixture
 def interrupted(tmp_path):
     """Runs a command in its own temporary folder, with a mark, until the distributed area's ranks have
-    started; sends it a signal (SIGTERM); returns its exit code, its temporary folder, what it printed, and the
-    mark. Kills whatever carries the mark afterwards, whatever the test found."""
+    started; sends it a signal (SIGTERM); returns its exit code, its temporary folder, what it printed, and
+    the mark. Kills whatever carries the mark afterwards, whatever the test found."""
     temp, mark = tmp_path / "temp", uuid.uuid4().hex
     temp.mkdir()
     output = tmp_path / "output.txt"
@@ -67,7 +67,8 @@ def interrupted(tmp_path):
         try:
             code = process.wait(END_S)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"still running {END_S} s after its {signal.Signals(signum).name}:\n{output.read_text()[-3000:]}")
+            pytest.fail(f"still running {END_S} s after its {signal.Signals(signum).name}:\n"
+                        f"{output.read_text()[-3000:]}")
         return code, temp, output.read_text(), mark
 
     yield interrupt
