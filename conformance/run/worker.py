@@ -31,6 +31,7 @@ parallel op would hang in its own first one.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import sys
@@ -40,7 +41,7 @@ import pytest
 
 # A module that does not import is left out (numpy is optional for torch).
 PRELOAD = ["torch", "torch._dynamo", "torch.onnx", "numpy", "pytest", "hypothesis", "pytest_timeout", "conformance.run.worker"]
-WATCH_S = 0.2  # how often a run process waiting for its attempt checks that the supervisor is still there
+WATCH_S = 0.05  # where no pidfd tells a run process at once that its attempt ended: how often it looks
 _context = None
 
 
@@ -135,16 +136,22 @@ class AttemptServer:
 
     def _wait_for(self, attempt: int) -> int:
         """The attempt's wait status; should the supervisor end the run or die meanwhile, end it and this process."""
-        while True:
-            pid, status = os.waitpid(attempt, os.WNOHANG)
-            if pid:
-                return status
-            if self.conn.poll(WATCH_S):  # readable: a None, or the end of the pipe
-                _end_group(attempt)
-                os._exit(0)
+        exited = _exit_notice(attempt)
+        try:
+            while True:
+                pid, status = os.waitpid(attempt, os.WNOHANG)
+                if pid:
+                    return status
+                ready = multiprocessing.connection.wait([self.conn, *exited], timeout=None if exited else WATCH_S)
+                if self.conn in ready:  # a None, or the end of the pipe
+                    _end_group(attempt)
+                    os._exit(0)
+        finally:
+            for fd in exited:
+                os.close(fd)
 
     def _end_when_the_supervisor_ends(self) -> None:
-        """(A thread of a run process that is its own attempt.)"""
+        """A thread of a run process that is its own attempt: at a None or the end of the pipe, end it all."""
         self.conn.poll(None)
         _end_group(os.getpid())
 
@@ -153,6 +160,14 @@ class AttemptServer:
             return self.conn.recv()
         except EOFError:  # the supervisor is gone
             os._exit(0)
+
+
+def _exit_notice(pid: int) -> list[int]:
+    """A file descriptor that becomes readable when the child ``pid`` exits (Linux's pidfd), if there is one."""
+    try:
+        return [os.pidfd_open(pid)]
+    except (AttributeError, OSError):
+        return []
 
 
 def _end_group(pid: int) -> None:
