@@ -41,7 +41,7 @@ MATRICES = {
     "builtin": (["reference_impl", "torch.utils.checkpoint"], []),
 }
 LIMIT_S = 300  # the acceptance bound of the pathological matrix
-# The message of a NOT-RUN record of a test file the runner abandoned (supervisor._Run._abandoned_because).
+# The message of a NOT-RUN record of a test file the runner abandoned (run/supervisor.py: _Run._abandoned_because).
 ABANDONED = re.compile(r"^run abandoned after \d+ consecutive .*? in (\S+) ")
 
 

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,7 +21,7 @@ from conformance.__main__ import main
 from conformance.report import _load, build
 from conformance.report.layout import details_of
 from conformance.results import read_results
-from conformance.run import Limits, RunSpec, expand, run_all, shard, supervisor
+from conformance.run import Limits, RunSpec, expand, processes, run_all, shard, supervisor
 from conformance.run.ledger import Ledger
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,12 +38,12 @@ def test_expand_runs_each_variant_and_device_on_its_own():
 
 
 def test_pytest_args_use_thread_timeouts_and_the_run_options(tmp_path):
-    args = supervisor.pytest_args_for(RunSpec("m", "reentrant", "cuda"), tmp_path / "r.json", tmp_path / "p.json", 7,
-                                      clauses=["api"], pytest_args=["-x"], deselect=["t.py::a[x]"])
+    args = processes.pytest_args_for(RunSpec("m", "reentrant", "cuda"), tmp_path / "r.json", tmp_path / "p.json", 7,
+                                     clauses=["api"], pytest_args=["-x"], deselect=["t.py::a[x]"])
     for arg in ("--impl=m", "--variant=reentrant", "--device=cuda", "--timeout=7", "--timeout-method=thread", "--tb=native",
                 "-p", "no:cacheprovider", "--clause=api", "-x", "--deselect=t.py::a[x]", f"--results={tmp_path / 'r.json'}"):
         assert arg in args
-    assert args[-1] == str(supervisor.SUITE_DIR)
+    assert args[-1] == str(processes.SUITE_DIR)
 
 
 def test_the_per_test_limit_is_cut_after_some_timeouts():
@@ -102,7 +103,7 @@ def test_a_files_streak_is_its_crashes_and_timeouts_since_its_last_pass_or_decla
 
 def test_follower_yields_only_complete_lines(tmp_path):
     path = tmp_path / "s.jsonl"
-    follower = supervisor._Follower(path)
+    follower = processes.Follower(path)
     assert list(follower.events()) == []  # not there yet
     path.write_text('{"event": "start", "nodeid": "a"}\n{"event": "rec')
     assert list(follower.events()) == [{"event": "start", "nodeid": "a"}]
@@ -120,7 +121,7 @@ def fake_run_process(pytest_args, output, conn, fork_attempts):
     plays each test not skipped: a start event, then by the action a record, a death (SIGKILL), a
     hang, pytest-timeout's banner and exit 1, an INTERNALERROR (results written, exit 3), an exit
     before the test starts ("exit-before"), or a pass after two seconds ("slow-pass").
-    Each attempt's skip list is appended to the file ``--calls=``."""
+    Each attempt's skip list is appended to the file ``--calls=``, its pid to ``<calls>.pids``."""
     os.setsid()
     fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     os.dup2(fd, 1)
@@ -137,6 +138,8 @@ def fake_run_process(pytest_args, output, conn, fork_attempts):
     def play(skip):
         with open(option["calls"], "a") as f:
             f.write(json.dumps(sorted(skip + deselected)) + "\n")
+        with open(option["calls"] + ".pids", "a") as f:
+            f.write(f"{os.getpid()}\n")
         for test in (t for t in tests if t["nodeid"] not in skip):
             action = scenario[test["nodeid"]]
             if action == "exit-before":
@@ -182,7 +185,7 @@ def fake_run_process(pytest_args, output, conn, fork_attempts):
 
 @pytest.fixture
 def fake(monkeypatch):
-    monkeypatch.setattr(supervisor, "RUN_TARGET", f"{__name__}:fake_run_process")
+    monkeypatch.setattr(processes, "RUN_TARGET", f"{__name__}:fake_run_process")
 
 
 def supervise(tmp_path, scenario, limits=Limits(test_timeout=30, run_timeout=60), device="cpu"):
@@ -339,6 +342,24 @@ def test_the_results_file_is_written_as_the_run_goes_on(tmp_path, fake):
     assert read_results(path).records[1].status == "timeout"
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_a_stopped_run_ends_its_attempts_and_leaves_its_results_as_they_stood(tmp_path, fake, device):
+    stop, calls = threading.Event(), tmp_path / "calls.jsonl"
+    started = time.monotonic()
+    outcome = supervisor.supervise(RunSpec("fake", "reentrant", device), tmp_path / "out", Limits(test_timeout=60),
+                                   pytest_args=[f"--scenario={json.dumps({'t[a]': 'pass', 't[b]': 'hang', 't[c]': 'pass'})}",
+                                                f"--calls={calls}"],
+                                   on_record=lambda record: stop.set(), stop=stop)  # stopped after t[a]
+    assert outcome.stopped and time.monotonic() - started < 30
+    results = read_results(outcome.path)
+    assert results.header["exit"] is None and results.header["finished"] is None
+    assert [(r.status, r.message) for r in results.records] == [("pass", ""), *[("not_run", supervisor.UNFINISHED)] * 2]
+    assert outcome.attempts == 1 and not outcome.stale_breakages
+    for pid in map(int, (tmp_path / "calls.jsonl.pids").read_text().split()):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # the hung attempt is gone, not only left to its test's end
+
+
 def test_a_run_that_collects_nothing_is_an_error_with_pytests_reason(tmp_path, capsys):
     code = run_all([RunSpec("does.not.exist", "reentrant", "cpu")], tmp_path, Limits(test_timeout=30, run_timeout=120))
     assert code == 2
@@ -407,8 +428,9 @@ def test_a_backward_that_never_returns_gets_a_timeout_cell(broken_runs):
 
 
 def test_a_run_cut_short_leaves_its_results_file_with_the_tests_it_did_not_finish_not_run(tmp_path):
-    # As when a CI job's time runs out: the runner is ended from outside, with no chance to write its results,
-    # while a test hangs (the frozen-block tests pass, then the retain area's backward passes hang).
+    # As when a CI job's time runs out: the runner is ended from outside (a SIGTERM: it stops its runs and writes
+    # their results as they stand; a SIGKILL leaves the file it last wrote, alike but seconds older) while a
+    # test hangs (the frozen-block tests pass, then the retain area's backward passes hang).
     runner = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--impl", "tests.broken.hangs_in_backward",
                                "--variant", "non_reentrant", "--clause", "reqgrad.frozen-block-output", "--clause", "retain",
                                "--timeout", str(TIMEOUT_S), "--out", str(tmp_path)],

@@ -3,6 +3,8 @@ one supervised pytest run (and one results file) each, with progress on the term
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +12,8 @@ from itertools import product
 from pathlib import Path
 
 from conformance.results import Record
-from conformance.run.supervisor import Limits, Outcome, RunError, RunSpec, supervise
+from conformance.run.policy import Limits, RunSpec
+from conformance.run.supervisor import Outcome, RunError, supervise
 from conformance.vocabulary import DEVICES, VARIANTS, VERDICTS, severe
 
 __all__ = ["Limits", "RunError", "RunSpec", "expand", "run_all", "shard", "supervise"]
@@ -36,8 +39,9 @@ def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), 
             stream=None, strict_levels: bool = False) -> int:
     """Run every spec; print a line per run (with a live dot stream when runs go one at a time).
     Returns the exit code: 0 all good, 1 some test failed/crashed/timed out/errored or a declared breakage
-    went stale, 2 a run gave no results. Failures of clauses that do not bind (SHOULD, MAY, OBSERVED) count
-    only with ``strict_levels``."""
+    went stale, 2 a run gave no results, 128 + the signal's number when a SIGINT, SIGTERM or SIGHUP stopped
+    the runs (each leaves its results as they stood, and nothing running). Failures of clauses that do not
+    bind (SHOULD, MAY, OBSERVED) count only with ``strict_levels``."""
     stream = stream or sys.stdout
     if strict_levels:
         pytest_args = [*pytest_args, "--strict-levels"]
@@ -48,6 +52,8 @@ def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), 
     width = max(len(_label(s)) for s in specs)
 
     def one(spec: RunSpec) -> Outcome | None:
+        if stop.is_set():
+            return None
         live = jobs == 1
         if live:
             stream.write(f"{_label(spec):<{width}}  ")
@@ -59,19 +65,23 @@ def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), 
                 stream.flush()
 
         try:
-            outcome = supervise(spec, out_dir, limits, clauses=clauses, pytest_args=pytest_args, on_record=progress)
+            outcome = supervise(spec, out_dir, limits, clauses=clauses, pytest_args=pytest_args, on_record=progress,
+                                stop=stop)
         except RunError as exc:
             with lock:
                 stream.write(f"{'' if live else _label(spec) + '  '}no results: {exc}\n")
             return None
         with lock:
             prefix = "  " if live else f"{_label(spec):<{width}}  "
-            stream.write(f"{prefix}{_summary(outcome)}  -> {outcome.path}\n")
+            stream.write(f"{prefix}{_summary(outcome)}{'  (stopped)' * outcome.stopped}  -> {outcome.path}\n")
             stream.flush()
         return outcome
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with _stopped_by_signals() as stop, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         outcomes = list(pool.map(one, specs))
+    if stop.signal:
+        stream.write(f"stopped by {signal.Signals(stop.signal).name}: the results files hold the tests as they stood\n")
+        return 128 + stop.signal
     if any(o is None for o in outcomes):
         return 2
     for outcome in outcomes:
@@ -80,6 +90,33 @@ def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), 
                          f"{breakage.impl} {breakage.variant or ''} {breakage.torch or ''}: {breakage.reason[:120]}\n")
     return int(any(o.counts.get(k) for o in outcomes for k in severe(strict_levels))
                or any(o.collection_errors or o.stale_breakages for o in outcomes))
+
+
+class _Stop(threading.Event):
+    signal: int | None = None  # the first signal that stopped the runs
+
+
+@contextlib.contextmanager
+def _stopped_by_signals(signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP)):
+    """While inside, these signals set the stop the runs watch, instead of ending this process at once (or,
+    Ctrl-C, raising in the main thread while the runs' threads go on): the runs then end their processes
+    and write their results, and nothing is left running. Elsewhere than in the main thread, no signal
+    handler can be set: the stop is then never set."""
+    stop = _Stop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handle(signum, frame):
+        stop.signal = stop.signal or signum
+        stop.set()
+
+    previous = {signum: signal.signal(signum, handle) for signum in signals}
+    try:
+        yield stop
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _summary(outcome: Outcome) -> str:

@@ -19,16 +19,19 @@ another lane is stopped): the sweeps hold thousands of tests, each of which woul
 whole-run bound stops everything: the running test gets a TIMEOUT record, every test not yet run a
 NOT-RUN one. The merged results are written atomically to ``<out>/<name>.json``, as they stand every
 few seconds while the run goes on (each test not finished yet NOT RUN, so a run cut short still leaves
-them) and whole at its end; all output goes to ``<out>/<name>.log``.
+them) and whole at its end; all output goes to ``<out>/<name>.log``. A stop (a signal to ``python -m
+conformance run``) ends the attempts running, each with a SIGTERM and time to clean up before a SIGKILL,
+and leaves the results as they stand.
+
+Here: the lanes and the run policy they apply (the limits themselves are policy.py's). How a lane
+starts, follows and ends its processes is processes.py's; how a test its attempt died in is written up
+(CRASH or TIMEOUT), deaths.py's; the bookkeeping of records, ledger.py's.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
 import re
-import signal
 import tempfile
 import threading
 import time
@@ -37,82 +40,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import pytest
-
 from conformance.expectations import EXPECTATIONS_PATH, Breakage, load_breakages, stale_breakages
 from conformance.results import Record, write_results
+from conformance.run.deaths import Attempt, record_death, tail
 from conformance.run.ledger import DEATHS, Ledger, test_file
+from conformance.run.policy import Limits, RunSpec
+from conformance.run.processes import POLL_S, RunProcesses
 
-SUITE_DIR = Path(__file__).resolve().parents[1] / "suite"
-POLL_S = 0.05
+__all__ = ["Limits", "Outcome", "RunError", "RunSpec", "supervise"]
+
+STOP_GRACE_S = 10.0  # how long a stopped attempt may take to clean up after its SIGTERM (its pytest tears down)
 SAVE_EVERY_S = 5.0  # how often a run's results file is rewritten while the run goes on (1 MB with the sweeps)
-UNFINISHED = "not finished when this results file was written: the run was cut short (killed) while it went on"
-TAIL_LINES = 30  # of a dead attempt's output, kept in the CRASH / TIMEOUT message
-TIMEOUT_BANNER = re.compile(r"^\+{3,} Timeout \+{3,}$", re.M)  # what pytest-timeout prints before exiting
-RUNNER_FRAME = re.compile(r'^  File ".*[/\\](_pytest|pluggy)[/\\]')  # a frame of the test runner, not the test
+UNFINISHED = "not finished when this results file was written: the run was cut short (killed or stopped) while it went on"
 COLLECTION_ERROR = re.compile(r"^_+ ERROR collecting (.+?) _+$", re.M)  # a test file pytest could not import
-
 
 
 class RunError(Exception):
     """The run produced no results at all (e.g. a bad --impl): the message says why."""
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    impl: str
-    variant: str  # reentrant | non_reentrant | both
-    device: str  # cpu | cuda | all
-
-    @property
-    def name(self) -> str:
-        return f"{self.impl}-{self.variant}-{self.device}"
-
-
-@dataclass(frozen=True)
-class Limits:
-    test_timeout: float = 10.0  # per test, enforced by pytest-timeout (method thread) in the attempt
-    run_timeout: float = 1800.0  # per run, across all its attempts, enforced here
-    grace: float = 5.0  # how long past its limit a test may still run before we kill the attempt
-    cut_after: int = 2  # timeouts in a run after which ...
-    cut_timeout: float = 5.0  # ... later tests get this limit instead (most take milliseconds)
-    slow_timeout: float = 60.0  # per slow test (plan.is_slow: property-based, multi-process), never cut: they
-    # take seconds at idle and tens of seconds on a loaded 2-core machine (10 s gave false TIMEOUTs at load 17)
-    lanes: int = 6  # ... and the tests left run in this many lanes side by side (hung tests only wait)
-    abandon_after: int = 3  # crashes or timeouts in a row in one test file, with no pass between, after which
-    # its tests left are not run (0: never): a hopeless file would cost a limit per test, and the sweeps hold
-    # thousands of tests; a correct implementation passes between its few sporadic timeouts, so it never gets here.
-    # 3, not 5: the files of an implementation that hangs in every backward mix hangs with quick passes, and
-    # with 5 its run alone took 349 s (5 s per hang in 6 lanes; 237 s with 3, at load 6 to 11 on 2 cores)
-
-    @property
-    def slow_limit(self) -> float:
-        """A slow test's limit: never less than an ordinary test's (a raised --timeout raises it too)."""
-        return max(self.slow_timeout, self.test_timeout)
-
-    def for_run(self, timeouts: int) -> float:
-        """The per-test limit once a run has had ``timeouts`` timeouts."""
-        return min(self.test_timeout, self.cut_timeout) if timeouts >= self.cut_after else self.test_timeout
-
-    def abandons(self, streak: list[str]) -> bool:
-        """Whether a test file whose last tests crashed or timed out as ``streak`` says is hopeless."""
-        return 0 < self.abandon_after <= len(streak)
-
-
-@dataclass
-class Attempt:
-    number: int
-    limit: float  # the per-test limit it ran under (slow tests: Limits.slow_timeout)
-    lane: int = 1
-    rc: int | None = None
-    running: str | None = None  # the test the attempt was in when it ended
-    running_for: float = 0.0
-    running_limit: float = 0.0  # the limit of that test
-    killed: str | None = None  # "run": the whole-run bound expired; "test": a test outran its timeout; "given
-    # up": another lane gave up on the test it ran (its NOT-RUN record stands: a test's first record does)
-    new_records: int = 0
-    output: str = ""
-    clean: bool = False  # pytest finished its session and wrote its results file
 
 
 @dataclass
@@ -125,17 +69,22 @@ class Outcome:
     counts: dict[str, int] = field(default_factory=dict)
     collection_errors: list[str] = field(default_factory=list)  # test files pytest could not import
     stale_breakages: list[Breakage] = field(default_factory=list)  # declared, but none of the row's tests failed
+    stopped: bool = False  # by ``stop``: the results are as they stood, each test not finished NOT RUN
 
 
 def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clauses=(), pytest_args=(),
-              on_record: Callable[[Record], None] = lambda record: None) -> Outcome:
+              on_record: Callable[[Record], None] = lambda record: None,
+              stop: threading.Event | None = None) -> Outcome:
+    """Run the suite for ``spec``; once ``stop`` is set (a signal to the runner), end the attempts running
+    (each gets a SIGTERM, and ``STOP_GRACE_S`` to clean up, before SIGKILL), start none, and write the results
+    as they stand."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     log = out_dir / f"{spec.name}.log"
     log.write_text("")
     started = time.monotonic()
     path = out_dir / f"{spec.name}.json"
-    run = _Run(spec, limits, clauses, pytest_args, log, path, started, on_record)
+    run = _Run(spec, limits, clauses, pytest_args, log, path, started, on_record, stop or threading.Event())
     with tempfile.TemporaryDirectory(prefix="conformance-run-") as work:
         lanes = [_Lane(run, Path(work) / "lane-1")]
         try:
@@ -153,21 +102,27 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
             for lane in lanes:
                 lane.processes.close()
     ledger, attempts = run.ledger, sorted(run.attempts, key=lambda a: a.number)
+    if ledger.header is None and run.stop.is_set():
+        raise RunError(f"{spec.name}: stopped before pytest had collected the tests")
     if ledger.header is None:
         raise RunError(f"{spec.name}: pytest exited with code {attempts[-1].rc} before collecting any test:\n"
-                       f"{_tail(attempts[-1].output, 15)}")
+                       f"{tail(attempts[-1].output, 15)}")
     seconds = time.monotonic() - started
-    results = ledger.results(finished=_now(), exit=attempts[-1].rc,
-                             supervisor=_supervisor_header(limits, attempts, seconds, log))
+    header = _supervisor_header(limits, attempts, seconds, log)
+    stopped = run.stop.is_set()
+    if stopped:  # as a run killed midway leaves them: not finished, no exit status
+        results = ledger.results(UNFINISHED, finished=None, exit=None, supervisor=header)
+    else:
+        results = ledger.results(finished=_now(), exit=attempts[-1].rc, supervisor=header)
     write_results(path, results)
     counts: dict[str, int] = {}  # verdict -> tests
     for record in results.records:
         counts[record.verdict] = counts.get(record.verdict, 0) + 1
     # Staleness is judged here, on the records of every attempt merged (an attempt sees only part of the row),
     # and only for a whole row: a run narrowed to some clauses may hold none of the row's failing tests.
-    stale = [] if clauses else stale_breakages(results, load_breakages(_expectations_path(pytest_args)))
+    stale = [] if clauses or stopped else stale_breakages(results, load_breakages(_expectations_path(pytest_args)))
     return Outcome(path, log, results.records, len(attempts), seconds, counts,
-                   results.header["supervisor"]["collection_errors"], stale)
+                   results.header["supervisor"]["collection_errors"], stale, stopped)
 
 
 def _supervisor_header(limits: Limits, attempts: list[Attempt], seconds: float, log: Path) -> dict:
@@ -196,11 +151,12 @@ def _expectations_path(pytest_args) -> Path:
 
 class _Run:
     """What the lanes of one run share: the ledger (behind a lock), the log, the results file, the
-    bound, progress."""
+    bound, progress, the stop."""
 
-    def __init__(self, spec, limits, clauses, pytest_args, log: Path, path: Path, started: float, on_record):
+    def __init__(self, spec, limits, clauses, pytest_args, log: Path, path: Path, started: float, on_record,
+                 stop: threading.Event):
         self.spec, self.limits, self.clauses, self.pytest_args = spec, limits, clauses, pytest_args
-        self.log, self.path, self.on_record = log, path, on_record
+        self.log, self.path, self.on_record, self.stop = log, path, on_record, stop
         self.started, self.deadline = started, started + limits.run_timeout
         self.ledger = Ledger()
         self.lock = threading.Lock()
@@ -282,27 +238,29 @@ class _Run:
 
 class _Lane:
     """Attempts one after another over the run's tests (``only``: a slice of them), until every
-    one has a record, the whole-run bound expires, or attempts stop making progress."""
+    one has a record, the whole-run bound expires, attempts stop making progress, or the run is stopped."""
 
     def __init__(self, run: _Run, work: Path):
         work.mkdir()
         self.shared, self.only = run, None
         self.number = int(work.name.rsplit("-", 1)[1])
-        self.processes = _RunProcesses(run.spec, work, run.limits, run.clauses, run.pytest_args)
+        self.processes = RunProcesses(run.spec, work, run.limits, run.clauses, run.pytest_args)
 
     def run(self, until_cut: bool = False) -> bool:
         """Returns True when it stopped because the run reached the cut (``until_cut``) with tests left."""
         run, limits = self.shared, self.shared.limits
-        while True:
+        while not run.stop.is_set():
             limit = limits.for_run(run.timeouts())
             attempt = _run_attempt(self.processes, run, self.number, run.skip(self.only), limit)
             run.finished(attempt)
+            if attempt.killed == "stopped":  # the test it was in did not die: it was not let finish
+                return False
             # Finished only when every planned test has a record: pytest also writes its results file when
             # it stops early (an INTERNALERROR, a KeyboardInterrupt), with the tests after that never run.
             if attempt.clean and not run.remaining(self.only):
                 return False
             if attempt.running:
-                run.record(lambda: _record_death(run.ledger, attempt, limits, run.log))
+                run.record(lambda: record_death(run.ledger, attempt, limits, run.log))
             if attempt.killed == "run" or time.monotonic() >= run.deadline:
                 run.record(lambda: run.ledger.close_remaining(f"the whole-run bound of {limits.run_timeout:g} s expired"))
                 return False
@@ -315,130 +273,10 @@ class _Lane:
                 return False
             if until_cut and run.timeouts() >= limits.cut_after and len(left) > 1:
                 return True
-
-
-def pytest_args_for(spec: RunSpec, results: Path, plan: Path, limit: float, clauses=(), pytest_args=(),
-                    deselect=()) -> list[str]:
-    """The arguments of the run's in-process ``pytest.main``."""
-    return [
-        "-p", "conformance.plugin", "-p", "conformance.run.plan",
-        "-p", "no:cacheprovider", "-q", "-rN", "--continue-on-collection-errors",
-        # The zygote imported hypothesis and pytest-timeout before pytest could rewrite their asserts: expected.
-        "-W", "ignore::pytest.PytestAssertRewriteWarning",
-        f"--impl={spec.impl}", f"--variant={spec.variant}", f"--device={spec.device}",
-        f"--results={results}", f"--conformance-plan={plan}",
-        f"--timeout={limit:g}", "--timeout-method=thread",
-        # Python's own tracebacks in the log: pytest's long ones parse the source file of every frame, which
-        # took most of a run whose thousands of sweep tests all fail (a record's message is the exception only).
-        "--tb=native",
-        *[f"--clause={c}" for c in clauses], *pytest_args,
-        # --deselect matches node id prefixes; suite node ids all end in "[<params>]", so prefix = exact.
-        *[f"--deselect={nodeid}" for nodeid in deselect], str(SUITE_DIR),
-    ]
-
-
-# What the run processes run (worker.serve); the supervisor's tests replace it with a scripted stand-in.
-RUN_TARGET = "conformance.run.worker:serve"
-
-
-class _RunProcesses:
-    """The run's processes (worker.py): one collected run process that forks each attempt (CPU
-    runs), or one fresh run process per attempt (CUDA runs, where a fork after CUDA is unsafe)."""
-
-    def __init__(self, spec: RunSpec, work: Path, limits: Limits, clauses, pytest_args):
-        self.spec, self.work, self.limits, self.clauses, self.pytest_args = spec, work, limits, clauses, pytest_args
-        self.fork_attempts = spec.device == "cpu"
-        self.process = self.conn = None
-        self.attempt: int | None = None  # the pid (= process group) of a forked attempt still running
-        self.output = work / "output.txt"
-        self.output.touch()
-        self.started = 0
-
-    def begin(self, skip: list[str], limit: float) -> "_AttemptHandle":
-        """Start an attempt that runs every collected test not in ``skip`` under ``limit``."""
-        fresh = not self.fork_attempts or self.process is None or self.process.exitcode is not None
-        if fresh:
-            self._stop()
-        offset = self.output.stat().st_size  # the attempt's output follows (with collection's, when fresh)
-        if fresh:
-            self.started += 1  # a fresh run process writes its own results, plan and stream
-            self.results = self.work / f"results-{self.started}.json"
-            self.plan = self.work / f"plan-{self.started}.json"
-            args = pytest_args_for(self.spec, self.results, self.plan, limit, self.clauses, self.pytest_args,
-                                   deselect=() if self.fork_attempts else skip)
-            from conformance.run import worker  # imports pytest: not needed to read Limits (`report`)
-
-            module, name = RUN_TARGET.split(":")
-            target = getattr(importlib.import_module(module), name)
-            self.process, self.conn = worker.start_run_process(target, args, str(self.output), self.fork_attempts)
-            self.stream = _Follower(self.results.with_suffix(".jsonl"))
-        self._send({"skip": list(skip), "timeout": limit, "slow_timeout": self.limits.slow_limit})
-        return _AttemptHandle(self, offset)
-
-    def _send(self, message) -> None:
-        try:
-            self.conn.send(message)
-        except OSError:
-            pass  # the run process is gone (e.g. a usage error): the attempt sees that it exited
-
-    def _stop(self) -> None:
-        if self.attempt is not None:  # e.g. the supervisor is interrupted while an attempt runs
-            _kill_group(self.attempt)
-            self.attempt = None
-        if self.process is None:
-            return
-        self._send(None)
-        self.process.join(timeout=5)
-        _kill_group(self.process.pid)  # with whatever it left running
-        self.process.join()
-        self.conn.close()
-        self.process = None
-
-    close = _stop
-
-
-class _AttemptHandle:
-    """One attempt: a forked child of the run process, or the run process itself."""
-
-    def __init__(self, processes: _RunProcesses, offset: int):
-        self.processes, self.offset = processes, offset
-        self.pid: int | None = None  # the attempt's process (group), once the run process said
-        self.rc: int | None = None
-
-    def ended(self) -> bool:
-        """Whether the attempt has ended; then ``rc`` is its exit code."""
-        p = self.processes
-        try:
-            while self.rc is None and p.conn.poll():
-                answer = p.conn.recv()
-                self.pid = p.attempt = answer.get("pid", self.pid)
-                self.rc = answer.get("exit")
-                if self.rc is not None:
-                    p.attempt = None
-        except (EOFError, OSError):
-            pass  # the run process is gone: its exit code follows
-        if self.rc is not None:
-            return True
-        if p.process.exitcode is not None:  # the run process ended: it ran the attempt, or died before
-            self.rc = p.process.exitcode
-            return True
         return False
 
-    def kill(self) -> None:
-        """End the attempt and whatever it started (its process group); wait until it has ended."""
-        p = self.processes
-        _kill_group(self.pid if p.fork_attempts and self.pid is not None else p.process.pid)
-        give_up = time.monotonic() + 30
-        while not self.ended() and time.monotonic() < give_up:
-            time.sleep(POLL_S / 10)
 
-    def output(self) -> str:
-        with open(self.processes.output, "rb") as f:
-            f.seek(self.offset)
-            return f.read().decode("utf-8", errors="replace")
-
-
-def _run_attempt(processes: _RunProcesses, run: _Run, lane: int, skip: list[str], limit: float) -> Attempt:
+def _run_attempt(processes: RunProcesses, run: _Run, lane: int, skip: list[str], limit: float) -> Attempt:
     attempt = Attempt(0, limit, lane)
     handle = processes.begin(skip, limit)
     running, since, planned = None, 0.0, False
@@ -457,14 +295,16 @@ def _run_attempt(processes: _RunProcesses, run: _Run, lane: int, skip: list[str]
             break
         run.save_if_due()
         now = time.monotonic()
-        if running and run.given_up(running):  # its test file was abandoned, or the run closed, in another lane
+        if run.stop.is_set():
+            attempt.killed = "stopped"
+        elif running and run.given_up(running):  # its test file was abandoned, or the run closed, in another lane
             attempt.killed = "given up"
         elif now >= run.deadline:
             attempt.killed = "run"
         elif running and now - since > run.limit_of(running, limit) + run.limits.grace:
             attempt.killed = "test"
         if attempt.killed:
-            handle.kill()
+            handle.kill(grace=STOP_GRACE_S if attempt.killed == "stopped" else 0.0)
             break
         time.sleep(POLL_S)
     attempt.rc = handle.rc
@@ -477,95 +317,13 @@ def _run_attempt(processes: _RunProcesses, run: _Run, lane: int, skip: list[str]
     return attempt
 
 
-def _take_plan(processes: _RunProcesses, run: _Run) -> bool:
+def _take_plan(processes: RunProcesses, run: _Run) -> bool:
     plan = json.loads(processes.plan.read_text(encoding="utf-8"))
     run.record(lambda: run.ledger.plan(plan) or [])
     return True
-
-
-def _record_death(ledger: Ledger, attempt: Attempt, limits: Limits, log: Path) -> Record:
-    """The CRASH or TIMEOUT record of the test the attempt's process ended in."""
-    seconds = attempt.running_for
-    if attempt.killed == "run":
-        outcome, why = "timeout", f"the whole-run bound of {limits.run_timeout:g} s expired while this test ran"
-    elif attempt.killed == "test":
-        outcome, why = "timeout", (f"still running {seconds:.0f} s after it started (limit {_limit(attempt, limits)}); "
-                                   "pytest-timeout could not stop it, so the supervisor killed the process")
-    elif TIMEOUT_BANNER.search(attempt.output) or seconds >= attempt.running_limit:
-        outcome, why = "timeout", f"did not finish within {_limit(attempt, limits)} (pytest-timeout ended the process)"
-    else:
-        outcome, why = "crash", f"the test process ended during this test ({_exit_status(attempt.rc)})"
-    tail = _tail(_without_runner_frames(attempt.output), TAIL_LINES)
-    message = f"{why}; last output (all of it in {log.name}):\n{tail}" if tail else f"{why} (output in {log.name})"
-    return ledger.died(attempt.running, outcome, message, seconds)
-
-
-def _limit(attempt: Attempt, limits: Limits) -> str:
-    if attempt.running_limit == limits.for_run(limits.cut_after) < limits.test_timeout:
-        return (f"{attempt.running_limit:g} s, cut from {limits.test_timeout:g} s after {limits.cut_after} timeouts "
-                "in this run")
-    return f"{attempt.running_limit:g} s"
-
-
-def _exit_status(rc: int | None) -> str:
-    if rc is not None and rc < 0:
-        try:
-            return f"killed by signal {signal.Signals(-rc).name}"
-        except ValueError:
-            return f"killed by signal {-rc}"
-    if rc == pytest.ExitCode.INTERNAL_ERROR:
-        return f"exit code {rc}: pytest stopped on an INTERNALERROR"
-    if rc == pytest.ExitCode.INTERRUPTED:
-        return f"exit code {rc}: pytest was interrupted"
-    return f"exit code {rc}"
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _without_runner_frames(text: str) -> str:
-    """A stack dump without pytest's and pluggy's own frames, so that the test's frames are the tail."""
-    kept, skipping = [], False
-    for line in text.splitlines():
-        if RUNNER_FRAME.match(line):
-            skipping = True
-        elif skipping and line.startswith("    "):  # the source line of a skipped frame
-            continue
-        else:
-            skipping = False
-            kept.append(line)
-    return "\n".join(kept)
-
-
-def _tail(text: str, lines: int) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
 def _now() -> str:
     import datetime
 
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-class _Follower:
-    """Yields the complete JSON lines appended to a file since the last call (the file may not exist yet)."""
-
-    def __init__(self, path: Path):
-        self.path, self.offset, self.partial = path, 0, b""
-
-    def events(self):
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                chunk = f.read()
-        except FileNotFoundError:
-            return
-        self.offset += len(chunk)
-        *lines, self.partial = (self.partial + chunk).split(b"\n")
-        for line in lines:
-            if line.strip():
-                yield json.loads(line)

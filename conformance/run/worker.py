@@ -31,13 +31,17 @@ parallel op would hang in its own first one.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
+import signal
 import sys
+import threading
 
 import pytest
 
 # A module that does not import is left out (numpy is optional for torch).
 PRELOAD = ["torch", "torch._dynamo", "torch.onnx", "numpy", "pytest", "hypothesis", "pytest_timeout", "conformance.run.worker"]
+WATCH_S = 0.05  # where no pidfd tells a run process at once that its attempt ended: how often it looks
 _context = None
 
 
@@ -90,6 +94,11 @@ class AttemptServer:
     ``slow_timeout``), or None (stop). Answers: ``{"pid": ...}`` when an attempt started (its
     own process group), ``{"exit": code}`` when it ended. Without ``fork_attempts`` the run process
     is the one attempt: it takes one request, answers its own pid and runs the tests itself.
+
+    Nothing comes from the supervisor while an attempt runs, unless it is ending the run (None), or it
+    has died: a SIGKILL gives it no chance to end its runs, and the fork server (the run process's
+    parent) lives on while they do. Either way the attempt and this process end with whatever they
+    started: no lane outlives the supervisor.
     """
 
     def __init__(self, conn, fork_attempts: bool):
@@ -105,6 +114,7 @@ class AttemptServer:
         request = self._next_request()
         if not self.fork_attempts:
             self.conn.send({"pid": os.getpid()})
+            threading.Thread(target=self._end_when_the_supervisor_ends, daemon=True).start()
             _prepare(session, request)
             return None
         while request is not None:
@@ -119,16 +129,52 @@ class AttemptServer:
             except OSError:
                 pass
             self.conn.send({"pid": pid})
-            _, status = os.waitpid(pid, 0)
+            status = self._wait_for(pid)
             self.conn.send({"exit": os.waitstatus_to_exitcode(status)})
             request = self._next_request()
         os._exit(0)  # never finish this session: only attempts write results
+
+    def _wait_for(self, attempt: int) -> int:
+        """The attempt's wait status; should the supervisor end the run or die meanwhile, end it and this process."""
+        exited = _exit_notice(attempt)
+        try:
+            while True:
+                pid, status = os.waitpid(attempt, os.WNOHANG)
+                if pid:
+                    return status
+                ready = multiprocessing.connection.wait([self.conn, *exited], timeout=None if exited else WATCH_S)
+                if self.conn in ready:  # a None, or the end of the pipe
+                    _end_group(attempt)
+                    os._exit(0)
+        finally:
+            for fd in exited:
+                os.close(fd)
+
+    def _end_when_the_supervisor_ends(self) -> None:
+        """A thread of a run process that is its own attempt: at a None or the end of the pipe, end it all."""
+        self.conn.poll(None)
+        _end_group(os.getpid())
 
     def _next_request(self):
         try:
             return self.conn.recv()
         except EOFError:  # the supervisor is gone
             os._exit(0)
+
+
+def _exit_notice(pid: int) -> list[int]:
+    """A file descriptor that becomes readable when the child ``pid`` exits (Linux's pidfd), if there is one."""
+    try:
+        return [os.pidfd_open(pid)]
+    except (AttributeError, OSError):
+        return []
+
+
+def _end_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _prepare(session, request) -> None:

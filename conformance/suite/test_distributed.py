@@ -11,15 +11,18 @@ import pytest
 
 from conformance.assertions import assert_same_gradients
 from conformance.fixtures import data_parallel
-from conformance.fixtures.distributed import RankError, Ranks, unavailable_reason
+from conformance.fixtures.distributed import RankError, Ranks, interrupted_by_sigterm, unavailable_reason
 
 pytestmark = pytest.mark.slow  # runs on spawned ranks: seconds each, more on a busy machine (the runner's --slow-timeout)
 
 @pytest.fixture(scope="module")
 def ranks(impl):
-    pools = Ranks(impl.module.__name__)
-    yield pools
-    pools.close()
+    with interrupted_by_sigterm():  # a SIGTERM still closes the pools: no rank or folder of theirs is left
+        pools = Ranks(impl.module.__name__)
+        try:
+            yield pools
+        finally:
+            pools.close()
 
 
 def run_on_ranks(ranks, device, case, **params):
