@@ -16,9 +16,13 @@ Early stop. Once the recompute has refilled every slot, the rest of the function
 but it may not stop at the last save itself: an op can save a tensor and only then write into it
 (``rrelu`` saves its noise buffer, then fills it in place), and stopping there hands backward a
 tensor the recompute never finished writing (pytorch/pytorch#193671). Only an operator that writes
-one of its arguments can do that (its schema says so), so the recompute's dispatch mode stops before
-the next aten operator once every slot is refilled, or right after it if it writes an argument.
-Stopping before the operator also spares its output, which nothing would use.
+one of its arguments can do that (its schema says so). So once every slot is refilled, the recompute
+stops before the next aten operator, or right after it if it writes an argument: that spares the
+outputs nothing would use (the product of dropout's input and mask, computed after mul saved them).
+Watching aten operators costs time, so it is done only for the torch calls made while at most
+``_WATCHED_SLOTS`` slots are left (``outside_state.py``: the recompute's modes). A call that refills
+more than that at once stops when it returns; a save made outside any torch call (a custom
+Function's ``save_for_backward``, packed after its forward has returned) stops the recompute at once.
 
 GraphExecGroup (``groups.py``): under a group, the recompute is keyed by the group instead of the
 backward pass. Module state: the recompute writes no state from outside the region
@@ -36,7 +40,7 @@ from torch.autograd.graph import saved_tensors_hooks
 
 from reference_impl import groups, switches
 from reference_impl.debug import OpLog, explain
-from reference_impl.outside_state import OutsideStateKept, written_arguments
+from reference_impl.outside_state import AtenOps, OutsideStateKept, written_arguments
 from reference_impl.rng import ForwardState
 
 
@@ -194,6 +198,7 @@ class _Recomputation:
         self.frame, self.task, self.only = frame, task, only
         self.count = 0
         self.refilled = False  # every slot refilled: stop at the next operator (see the module docstring)
+        self.in_torch_call = False
         self.mismatches = []  # (position, recomputed metadata)
         self.ops = OpLog() if frame.forward_ops is not None else None
 
@@ -215,6 +220,8 @@ class _Recomputation:
             slot.tensors[self.task] = tensor
         if frame.early_stop and self.count == len(frame.slots):
             self.refilled = True
+            if not self.in_torch_call:
+                raise _StopRecomputation
         return tensor
 
     @staticmethod
@@ -222,11 +229,38 @@ class _Recomputation:
         return tensor
 
 
+_WATCHED_SLOTS = 4  # the last torch calls, those made while at most this many slots are left
+
+
 class _EarlyStop(OutsideStateKept):
-    """The recompute's dispatch mode with early stop (see the module docstring)."""
+    """The recompute's torch-call mode, with early stop (see the module docstring)."""
 
     def __init__(self, run):
+        self.run = run
         super().__init__()
+
+    def watcher(self):
+        return _StoppingAtenOps(self.created, self.run)
+
+    def watch(self, inputs):
+        return len(self.run.frame.slots) - self.run.count <= _WATCHED_SLOTS or super().watch(inputs)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.run.in_torch_call = True
+        try:
+            out = super().__torch_function__(func, types, args, kwargs)
+        finally:
+            self.run.in_torch_call = False
+        if self.run.refilled:
+            raise _StopRecomputation
+        return out
+
+
+class _StoppingAtenOps(AtenOps):
+    """The aten operators of a watched call, with early stop between them."""
+
+    def __init__(self, created, run):
+        super().__init__(created)
         self.run = run
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
