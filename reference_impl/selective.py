@@ -36,6 +36,7 @@ nothing to save: they are always re-run and not shown to the policy.
 from __future__ import annotations
 
 import enum
+import functools
 from collections import defaultdict
 
 import torch
@@ -78,9 +79,10 @@ class _Stored:
     __slots__ = ("tensor", "device", "version")
 
     def __init__(self, tensor, offload):
-        self.device, self.tensor, self.version = tensor.device, tensor, tensor._version
+        self.device, self.tensor = tensor.device, tensor
         if offload and tensor.device.type != "cpu":
-            self.tensor = tensor.to("cpu", non_blocking=True)  # a copy: nothing can change it
+            self.tensor = tensor.to("cpu", non_blocking=True)  # a copy: nothing else can change it
+        self.version = self.tensor._version
 
     def detach(self):
         self.tensor = self.tensor.detach()
@@ -94,9 +96,14 @@ class _Stored:
         return self.tensor.to(self.device, non_blocking=True)  # the tensor itself where it already is
 
 
+@functools.cache
+def _is_random(func) -> bool:
+    return torch.Tag.nondeterministic_seeded in func.tags
+
+
 def _generator(func, kwargs, output):
     """The generator a random operator drew from, or None."""
-    if torch.Tag.nondeterministic_seeded not in func.tags:
+    if not _is_random(func):
         return None
     if kwargs.get("generator") is not None:
         return kwargs["generator"]
@@ -110,7 +117,10 @@ class _Entry:
     """A saved operator call: its output, and the generator state after it for random operators."""
 
     def __init__(self, func, kwargs, output, offload):
-        self.output = tree_map_only(torch.Tensor, lambda t: _Stored(t, offload), output)
+        if isinstance(output, torch.Tensor):  # most operators: no need to walk a structure
+            self.output = _Stored(output, offload)
+        else:
+            self.output = tree_map_only(torch.Tensor, lambda t: _Stored(t, offload), output)
         self.generator = _generator(func, kwargs, output)
         self.generator_state = self.generator.get_state() if self.generator is not None else None
 
@@ -134,7 +144,7 @@ class _SaveOutputs(TorchDispatchMode):
         with torch._C._DisableTorchDispatch():  # an enclosing recompute's mode has no part in it
             for per_index in self.cache.entries.values():
                 for entry in per_index.values():
-                    tree_map_only(_Stored, _Stored.detach, entry.output)
+                    tree_map_only(_Stored, _Stored.detach, entry.output)  # _Stored is a pytree leaf
         return result
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -171,6 +181,8 @@ class _ReuseOutputs(TorchDispatchMode):
             return func(*args, **(kwargs or {}))
         if entry.generator is not None:
             entry.generator.set_state(entry.generator_state)
+        if isinstance(entry.output, _Stored):
+            return entry.output.load(self.cache.check_mutation)
         return tree_map_only(_Stored, lambda stored: stored.load(self.cache.check_mutation), entry.output)
 
 
