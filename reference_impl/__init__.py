@@ -12,27 +12,35 @@ the backward needs them. Two variants, chosen by ``use_reentrant``:
   the recompute refills on first use; supports autograd.grad, keyword arguments, nested inputs,
   early stop, a determinism check, debug logs and ``context_fn``.
 
-Both replay the forward's RNG, autocast and default-device state in the recompute (``rng.py``).
-``checkpoint_sequential`` is in ``sequential.py``; argument handling is in ``api.py``.
-Selective activation checkpointing and GraphExecGroup are not implemented.
+Both replay the forward's RNG, autocast and default-device state in the recompute (``rng.py``), and
+their recompute leaves state outside the region (module buffers) as the forward left it
+(``outside_state.py``). ``checkpoint_sequential`` is in ``sequential.py``; argument handling is in
+``api.py``; selective checkpointing (a ``context_fn``) in ``selective.py``; ``GraphExecGroup`` in
+``groups.py``.
 """
 
 from reference_impl.api import checkpoint, checkpoint_sequential
+from reference_impl.groups import GraphExecGroup
 from reference_impl.non_reentrant import CheckpointError, noop_context_fn
+from reference_impl.selective import CheckpointPolicy, SelectiveCheckpointContext, create_selective_checkpoint_contexts
 from reference_impl.switches import set_checkpoint_debug_enabled, set_checkpoint_early_stop
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CheckpointError",
+    "CheckpointPolicy",
+    "GraphExecGroup",
+    "SelectiveCheckpointContext",
     "checkpoint",
     "checkpoint_sequential",
+    "create_selective_checkpoint_contexts",
     "noop_context_fn",
     "set_checkpoint_debug_enabled",
     "set_checkpoint_early_stop",
 ]
 
-# Everything but the optional parts listed as missing above (see conformance/capabilities.py).
+# Every feature (see conformance/capabilities.py).
 CONFORMANCE_CAPABILITIES = {
     "features": [
         "checkpoint_sequential",
@@ -42,7 +50,9 @@ CONFORMANCE_CAPABILITIES = {
         "determinism_check",
         "debug",
         "early_stop",
+        "selective_checkpointing",
         "use_reentrant_warning",
+        "graph_exec_group",
         "distributed",
     ],
 }

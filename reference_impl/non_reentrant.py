@@ -15,11 +15,18 @@ it is dropped at once, and higher-order gradients flow through the forward graph
 Early stop. Once the recompute has refilled every slot, the rest of the function is not needed,
 but it may not stop at the last save itself: an op can save a tensor and only then write into it
 (``rrelu`` saves its noise buffer, then fills it in place), and stopping there hands backward a
-tensor the recompute never finished writing (pytorch/pytorch#193671). The rule: stop when the
-outermost torch call during which the last slot was refilled has returned. A ``TorchFunctionMode``
-sees those calls (torch functions, Tensor methods, ``nn.functional``); a save made outside any of
-them (a custom Function's ``save_for_backward``, packed after its forward has returned) stops the
-recompute at once.
+tensor the recompute never finished writing (pytorch/pytorch#193671). Only an operator that writes
+one of its arguments can do that (its schema says so). So once every slot is refilled, the recompute
+stops before the next aten operator, or right after it if it writes an argument: that spares the
+outputs nothing would use (the product of dropout's input and mask, computed after mul saved them).
+Watching aten operators costs time, so it is done only for the torch calls made while at most
+``_WATCHED_SLOTS`` slots are left (``outside_state.py``: the recompute's modes). A call that refills
+more than that at once stops when it returns; a save made outside any torch call (a custom
+Function's ``save_for_backward``, packed after its forward has returned) stops the recompute at once.
+
+GraphExecGroup (``groups.py``): under a group, the recompute is keyed by the group instead of the
+backward pass. Module state: the recompute writes no state from outside the region
+(``outside_state.py``).
 """
 
 from __future__ import annotations
@@ -30,10 +37,10 @@ import weakref
 
 import torch
 from torch.autograd.graph import saved_tensors_hooks
-from torch.overrides import TorchFunctionMode
 
-from reference_impl import switches
+from reference_impl import groups, switches
 from reference_impl.debug import OpLog, explain
+from reference_impl.outside_state import AtenOps, OutsideStateKept, written_arguments
 from reference_impl.rng import ForwardState
 
 
@@ -52,8 +59,8 @@ DEBUG_TIP = (
     "checkpoint, or run the forward under set_checkpoint_debug_enabled(True)."
 )
 
-# Backward passes are told apart by autograd's graph task id; a saved tensor read outside any
-# backward (e.g. ``grad_fn._saved_self``) has none, so each such read gets a fresh id of its own.
+# Backward passes are told apart by autograd's graph task id (or their GraphExecGroup); a saved tensor
+# read outside any backward (e.g. ``grad_fn._saved_self``) has none, so each such read gets a fresh id.
 _reads_outside_backward = itertools.count(-2, -1)
 
 
@@ -67,7 +74,7 @@ class _Slot:
     __slots__ = ("tensors", "__weakref__")
 
     def __init__(self):
-        self.tensors = {}  # graph task id -> recomputed tensor, until unpacked
+        self.tensors = {}  # graph task id (or GraphExecGroup) -> recomputed tensor, until unpacked
 
 
 class _SaveInputs(torch.autograd.Function):
@@ -126,12 +133,18 @@ class _Frame:
         if task == -1:
             task = next(_reads_outside_backward)
             self.recompute(task, only=slot)
-        elif task not in self.recomputed_in:
-            self.recompute(task)
-            self.recomputed_in.add(task)
+        else:
+            task = groups.active_group() or task
+            if task not in self.recomputed_in:
+                self.recompute(task)
+                self.recomputed_in.add(task)
         try:
             return slot.tensors.pop(task)
         except KeyError:
+            if isinstance(task, groups.GraphExecGroup):
+                raise CheckpointError(
+                    "Two backward calls under one GraphExecGroup used the same saved activation; backward "
+                    "calls under a GraphExecGroup must run over non-overlapping parts of the graph.") from None
             raise CheckpointError(
                 "Unpack is being triggered for a tensor that was already unpacked once in this backward "
                 "pass. If you read ctx.saved_tensors in a custom Function's backward, read it only once."
@@ -143,10 +156,10 @@ class _Frame:
         args = list(self.args)
         for position, tensor in zip(self.tensor_positions, self.saved_inputs.grad_fn.saved_tensors):
             args[position] = tensor
-        stop_after_op = _StopAfterOp(run) if self.early_stop else contextlib.nullcontext()
+        ops = _EarlyStop(run) if self.early_stop else OutsideStateKept()
         try:
             with saved_tensors_hooks(run.pack, run.unpack), torch.enable_grad(), self.state.replayed():
-                with self.recompute_ctx, run.ops or contextlib.nullcontext(), stop_after_op:
+                with self.recompute_ctx, run.ops or contextlib.nullcontext(), ops:
                     self.function(*args, **self.kwargs)
         except _StopRecomputation:
             pass
@@ -184,7 +197,7 @@ class _Recomputation:
     def __init__(self, frame, task, only):
         self.frame, self.task, self.only = frame, task, only
         self.count = 0
-        self.refilled = False  # every slot refilled: stop once the current torch call returns
+        self.refilled = False  # every slot refilled: stop at the next operator (see the module docstring)
         self.in_torch_call = False
         self.mismatches = []  # (position, recomputed metadata)
         self.ops = OpLog() if frame.forward_ops is not None else None
@@ -216,25 +229,47 @@ class _Recomputation:
         return tensor
 
 
-class _StopAfterOp(TorchFunctionMode):
-    """Early stop at the end of the torch call that refilled the last slot (see the module docstring).
+_WATCHED_SLOTS = 4  # the last torch calls, those made while at most this many slots are left
 
-    Torch calls made inside a handled call run without the mode, so each call seen here is outermost.
-    """
+
+class _EarlyStop(OutsideStateKept):
+    """The recompute's torch-call mode, with early stop (see the module docstring)."""
 
     def __init__(self, run):
-        super().__init__()
         self.run = run
+        super().__init__()
+
+    def watcher(self):
+        return _StoppingAtenOps(self.created, self.run)
+
+    def watch(self, inputs):
+        return len(self.run.frame.slots) - self.run.count <= _WATCHED_SLOTS or super().watch(inputs)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         self.run.in_torch_call = True
         try:
-            result = func(*args, **(kwargs or {}))
+            out = super().__torch_function__(func, types, args, kwargs)
         finally:
             self.run.in_torch_call = False
         if self.run.refilled:
             raise _StopRecomputation
-        return result
+        return out
+
+
+class _StoppingAtenOps(AtenOps):
+    """The aten operators of a watched call, with early stop between them."""
+
+    def __init__(self, created, run):
+        super().__init__(created)
+        self.run = run
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if self.run.refilled and not written_arguments(func):
+            raise _StopRecomputation
+        out = super().__torch_dispatch__(func, types, args, kwargs)
+        if self.run.refilled:  # it wrote an argument it may have saved (rrelu's noise): now complete
+            raise _StopRecomputation
+        return out
 
 
 def checkpoint(function, args, kwargs, *, preserve_rng_state, context_fn, determinism_check, debug, early_stop):

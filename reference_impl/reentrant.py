@@ -4,7 +4,8 @@ Forward: ``autograd.Function.forward`` runs with grad disabled, so the function 
 and saves nothing; the Function saves only the tensor inputs. Backward: re-run the function with
 grad enabled on detached copies of the inputs (under the forward's RNG and autocast state), then
 run a nested ("reentrant") ``torch.autograd.backward`` through that fresh graph and return the
-gradients it left on the detached inputs.
+gradients it left on the detached inputs. The recompute writes no state from outside the region
+(``outside_state.py``).
 
 Only top-level tensor arguments are inputs of the Function, so only they make the output require
 grad; tensors nested in lists or dicts are passed through as they are.
@@ -16,6 +17,7 @@ import warnings
 
 import torch
 
+from reference_impl.outside_state import OutsideStateKept
 from reference_impl.rng import ForwardState
 
 _engine = torch.autograd.Variable._execution_engine
@@ -43,7 +45,7 @@ class _Checkpoint(torch.autograd.Function):
         args = list(ctx.args)
         for position, tensor in zip(ctx.tensor_positions, ctx.saved_tensors):
             args[position] = tensor.detach().requires_grad_(tensor.requires_grad)
-        with torch.enable_grad(), ctx.state.replayed():
+        with torch.enable_grad(), ctx.state.replayed(), OutsideStateKept():
             outputs = ctx.function(*args)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         differentiable = [
