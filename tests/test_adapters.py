@@ -50,6 +50,10 @@ OWN_SEQUENTIAL = ("torch_compile", "torch_compile_fullgraph", "torch_compile_ind
 MISSING_VARIANT_ERROR = {"torch_composable": NotImplementedError, "torch_sac": ValueError}
 BLOCKED = ("fairscale", "deepspeed", "megatron", "xformers")
 
+# issue 26: torchgpipe's Checkpoint/Recompute pair (reentrant design, always stashes the CPU RNG state).
+THIRD_PARTY["torchgpipe"] = ("torchgpipe", "non_reentrant", True)
+BLOCKED += ("torchgpipe",)
+
 
 def test_the_adapter_table_lists_every_adapter():
     assert sorted(THIRD_PARTY) == ADAPTERS
@@ -89,7 +93,7 @@ def test_adapter_declares_valid_capabilities_and_binds(name):
 @pytest.mark.parametrize("name", ADAPTERS)
 def test_a_missing_package_is_reported_with_how_to_install_it(name, monkeypatch):
     package = THIRD_PARTY[name][0]
-    if package.startswith("torch"):
+    if package.split(".")[0] == "torch":  # (not startswith: torchgpipe is a third party)
         pytest.skip("torch-based adapter: torch is always installed")
     top = package.split(".")[0]
     for loaded in [m for m in sys.modules if m.split(".")[0] == top]:
@@ -229,3 +233,50 @@ def test_compiled_rows_note_each_graph_break():
     notes = compiled.conformance_notes()
     assert notes and all(n.startswith("graph break, ran eagerly: ") for n in notes)
     assert compiled.conformance_notes() == [], "notes are taken once"
+
+
+# ------------------------------------------------------------------ issue 26: torchgpipe, its causes by hand
+
+
+def test_torchgpipe_causes_of_its_declared_deviations():
+    """Each cause docs/THIRD_PARTY.md gives for torchgpipe's deviations, shown on one small call."""
+    module = _installed("torchgpipe")
+
+    def ck(function, *args):
+        return module.checkpoint(function, *args, use_reentrant=True)
+
+    x, linear = torch.randn(2, 3, requires_grad=True), torch.nn.Linear(3, 3)
+    with pytest.raises(TypeError, match="concatenate list"):  # its output is a tensor or a tuple of tensors
+        ck(lambda x: [x.sin(), x.cos()], x)
+    with pytest.raises(TypeError, match="save_for_backward can only save variables"):  # so is its input
+        ck(lambda x, n: x * n, x, 2)
+    with pytest.raises(IndexError):  # no tensor input: the phony's device is input[0]'s
+        ck(lambda: torch.ones(2))
+    with pytest.raises(IndexError, match="empty deque"):  # the recompute is joined to output[0] only
+        ck(lambda x: (x.sin(), x.cos()), x)[1].sum().backward()
+    with pytest.raises(RuntimeError, match="does not require grad"):  # backward over every output, indices too
+        ck(lambda x: x.max(dim=1), x)[0].sum().backward()
+    out = ck(torch.sin, x)
+    out.sum().backward(retain_graph=True)
+    with pytest.raises(IndexError, match="empty deque"):  # one-slot deques, popped by the first backward
+        out.sum().backward()
+    torch.autograd.grad(ck(lambda x: linear(x).sum(), x), x)  # no _is_checkpoint_valid() check
+    assert linear.weight.grad is not None, "autograd.grad accumulated into a parameter's .grad"
+    linear.weight.grad = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frozen_out = ck(linear, torch.randn(2, 3))  # the phony input requires grad: so does the output
+    assert frozen_out.requires_grad and not caught
+    frozen_out.sum().backward()
+    assert linear.weight.grad is not None, "parameters get gradients although no input requires grad"
+    ck(lambda x: x.detach() * 2, x).sum().backward()  # no error for an output without gradient
+    dtypes = []
+
+    def matmul(x):
+        dtypes.append((x @ x.t()).dtype)
+        return (x @ x.t()).float()
+
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = ck(matmul, x)
+    out.sum().backward()
+    assert dtypes == [torch.bfloat16, torch.float32], "the forward's autocast is not replayed in the recompute"
