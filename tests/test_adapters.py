@@ -54,6 +54,12 @@ BLOCKED = ("fairscale", "deepspeed", "megatron", "xformers")
 THIRD_PARTY["torchgpipe"] = ("torchgpipe", "non_reentrant", True)
 BLOCKED += ("torchgpipe",)
 
+# issue 26: torch_xla's fork of the reentrant CheckpointFunction (torch 2.9.0 only); it refuses use_reentrant=False
+# itself with a ValueError.
+THIRD_PARTY["torch_xla"] = ("torch_xla", "non_reentrant", False)
+MISSING_VARIANT_ERROR["torch_xla"] = ValueError
+BLOCKED += ("torch_xla",)
+
 
 def test_the_adapter_table_lists_every_adapter():
     assert sorted(THIRD_PARTY) == ADAPTERS
