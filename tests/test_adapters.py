@@ -344,13 +344,18 @@ def test_thunder_jit_causes_with_and_without_checkpoint():
             thunder.jit(region)(zero_d, x)[1].backward()
 
 
-def test_thunder_half_precision_gradients_round_alike_with_and_without_checkpoint():
+def test_thunder_half_precision_and_complex_gradients_differ_alike_with_and_without_checkpoint():
     thunder, checkpointed = _thunder_regions()
     half = torch.randn(4, 8, dtype=torch.bfloat16, requires_grad=True)
     eager, = torch.autograd.grad(_in_half(half).sum(), half)
     compiled = [torch.autograd.grad(thunder.jit(region)(half).sum(), half)[0]
                 for region in (checkpointed(_in_half), _in_half)]
     assert torch.equal(*compiled) and not torch.equal(compiled[0], eager), "jit's own rounding, with or without checkpoint"
+    z, x = torch.randn(2, 3, dtype=torch.complex128, requires_grad=True), torch.randn(2, 3, dtype=torch.float64)
+    eager, = torch.autograd.grad(_complex_sin(z, x).real.sum(), z)
+    compiled = [torch.autograd.grad(thunder.jit(region)(z, x).real.sum(), z)[0]
+                for region in (checkpointed(_complex_sin), _complex_sin)]
+    assert torch.equal(*compiled) and torch.allclose(compiled[0], eager.conj()), "the conjugate, with or without checkpoint"
 
 
 def test_thunder_recomputes_the_trace_not_the_function():
@@ -397,3 +402,7 @@ _HALF_WEIGHT = torch.randn(8, 8, generator=torch.Generator().manual_seed(0)).to(
 
 def _in_half(x):
     return torch.tanh(x @ _HALF_WEIGHT).sin()
+
+
+def _complex_sin(z, x):
+    return (z * x).sin()
