@@ -50,6 +50,23 @@ OWN_SEQUENTIAL = ("torch_compile", "torch_compile_fullgraph", "torch_compile_ind
 MISSING_VARIANT_ERROR = {"torch_composable": NotImplementedError, "torch_sac": ValueError}
 BLOCKED = ("fairscale", "deepspeed", "megatron", "xformers")
 
+# issue 26: torchgpipe's Checkpoint/Recompute pair (reentrant design, always stashes the CPU RNG state).
+THIRD_PARTY["torchgpipe"] = ("torchgpipe", "non_reentrant", True)
+BLOCKED += ("torchgpipe",)
+
+# issue 26: Thunder's checkpoint lookaside inside thunder.jit; it traces torch's checkpoint_sequential too.
+# Its refusal of use_reentrant=True is a TypeError: it hands its do_raise a str, not an exception.
+THIRD_PARTY["thunder"] = ("thunder", "reentrant", False)
+OWN_SEQUENTIAL += ("thunder",)
+MISSING_VARIANT_ERROR["thunder"] = TypeError
+BLOCKED += ("thunder",)
+
+# issue 26: torch_xla's fork of the reentrant CheckpointFunction (torch 2.9.0 only); it refuses use_reentrant=False
+# itself with a ValueError.
+THIRD_PARTY["torch_xla"] = ("torch_xla", "non_reentrant", False)
+MISSING_VARIANT_ERROR["torch_xla"] = ValueError
+BLOCKED += ("torch_xla",)
+
 
 def test_the_adapter_table_lists_every_adapter():
     assert sorted(THIRD_PARTY) == ADAPTERS
@@ -89,7 +106,7 @@ def test_adapter_declares_valid_capabilities_and_binds(name):
 @pytest.mark.parametrize("name", ADAPTERS)
 def test_a_missing_package_is_reported_with_how_to_install_it(name, monkeypatch):
     package = THIRD_PARTY[name][0]
-    if package.startswith("torch"):
+    if package.split(".")[0] == "torch":  # (not startswith: torchgpipe is a third party)
         pytest.skip("torch-based adapter: torch is always installed")
     top = package.split(".")[0]
     for loaded in [m for m in sys.modules if m.split(".")[0] == top]:
@@ -229,3 +246,163 @@ def test_compiled_rows_note_each_graph_break():
     notes = compiled.conformance_notes()
     assert notes and all(n.startswith("graph break, ran eagerly: ") for n in notes)
     assert compiled.conformance_notes() == [], "notes are taken once"
+
+
+# ------------------------------------------------------------------ issue 26: torchgpipe, its causes by hand
+
+
+def test_torchgpipe_causes_of_its_declared_deviations():
+    """Each cause docs/THIRD_PARTY.md gives for torchgpipe's deviations, shown on one small call."""
+    module = _installed("torchgpipe")
+
+    def ck(function, *args):
+        return module.checkpoint(function, *args, use_reentrant=True)
+
+    x, linear = torch.randn(2, 3, requires_grad=True), torch.nn.Linear(3, 3)
+    with pytest.raises(TypeError, match="concatenate list"):  # its output is a tensor or a tuple of tensors
+        ck(lambda x: [x.sin(), x.cos()], x)
+    with pytest.raises(TypeError, match="save_for_backward can only save variables"):  # so is its input
+        ck(lambda x, n: x * n, x, 2)
+    with pytest.raises(IndexError):  # no tensor input: the phony's device is input[0]'s
+        ck(lambda: torch.ones(2))
+    with pytest.raises(IndexError, match="empty deque"):  # the recompute is joined to output[0] only
+        ck(lambda x: (x.sin(), x.cos()), x)[1].sum().backward()
+    with pytest.raises(RuntimeError, match="does not require grad"):  # backward over every output, indices too
+        ck(lambda x: x.max(dim=1), x)[0].sum().backward()
+    out = ck(torch.sin, x)
+    out.sum().backward(retain_graph=True)
+    with pytest.raises(IndexError, match="empty deque"):  # one-slot deques, popped by the first backward
+        out.sum().backward()
+    torch.autograd.grad(ck(lambda x: linear(x).sum(), x), x)  # no _is_checkpoint_valid() check
+    assert linear.weight.grad is not None, "autograd.grad accumulated into a parameter's .grad"
+    linear.weight.grad = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frozen_out = ck(linear, torch.randn(2, 3))  # the phony input requires grad: so does the output
+    assert frozen_out.requires_grad and not caught
+    frozen_out.sum().backward()
+    assert linear.weight.grad is not None, "parameters get gradients although no input requires grad"
+    ck(lambda x: x.detach() * 2, x).sum().backward()  # no error for an output without gradient
+    dtypes = []
+
+    def matmul(x):
+        dtypes.append((x @ x.t()).dtype)
+        return (x @ x.t()).float()
+
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = ck(matmul, x)
+    out.sum().backward()
+    assert dtypes == [torch.bfloat16, torch.float32], "the forward's autocast is not replayed in the recompute"
+
+
+# ------------------------------------------------------------------ issue 26: thunder, its shim and causes by hand
+
+
+def test_thunder_imports_on_this_torch_and_leaves_the_tensor_class_as_it_was():
+    """thunder 0.2.6 names five named-tensor methods torch 2.13 lacks; the shim gives them for the import only."""
+    module = _installed("thunder")
+    thunder = module._thunder()
+    assert thunder.__version__ == "0.2.6" and not thunder.core.interpreter.is_jitting()
+    assert not any(hasattr(torch.Tensor, name) for name in module._REMOVED_TENSOR_METHODS), "the stubs were removed"
+
+
+def _thunder_regions():
+    """thunder, and a region checkpointing a function under it (the call the adapter compiles)."""
+    thunder = _installed("thunder")._thunder()
+    return thunder, lambda function: lambda *args: torch.utils.checkpoint.checkpoint(function, *args, use_reentrant=False)
+
+
+# Each cause docs/THIRD_PARTY.md gives for thunder's deviations, shown on a small call; where the cause is
+# thunder.jit itself, the same call jitted without checkpoint fails (or differs) the same way.
+
+
+def test_thunder_refuses_the_reentrant_variant_and_keyword_arguments():
+    module = _installed("thunder")
+    x = torch.randn(2, 3, requires_grad=True)
+    with pytest.raises(TypeError, match="exceptions must derive from BaseException"):  # its do_raise gets a str
+        module.checkpoint(torch.sin, x, use_reentrant=True)
+    with pytest.raises(RuntimeError, match="unexpected keyword argument 'scale'"):  # the lookaside has no **kwargs
+        module.checkpoint(lambda x, scale=1.0: x * scale, x, use_reentrant=False, scale=2.0)
+
+
+def test_thunder_jit_causes_with_and_without_checkpoint():
+    thunder, checkpointed = _thunder_regions()
+    x = torch.randn(2, 3, requires_grad=True)
+    for region in (checkpointed(_detached), _detached):  # every output of a jitted region requires grad
+        assert thunder.jit(region)(x).requires_grad
+    mask = torch.tensor([[True, False, True]] * 2)
+    for region in (checkpointed(_picked_by_dtype), _picked_by_dtype):  # x.dtype is thunder's inside the jit
+        with pytest.raises(RuntimeError, match="gather"):
+            thunder.jit(region)(x, mask)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Tanh())
+    for region in (checkpointed(lambda x: model[1:](x)), lambda x: model[1:](x)):  # no module built inside
+        with pytest.raises(NotImplementedError, match="Modifications of ProvenanceRecord"):
+            thunder.jit(region)(x)
+    zero_d = torch.tensor(1.5, requires_grad=True)
+    for region in (checkpointed(_zero_d_and_wide), _zero_d_and_wide):  # a 0-d argument summed: no backward
+        with pytest.raises(RuntimeError, match="too few dimensions"):
+            thunder.jit(region)(zero_d, x)[1].backward()
+
+
+def test_thunder_half_precision_and_complex_gradients_differ_alike_with_and_without_checkpoint():
+    thunder, checkpointed = _thunder_regions()
+    half = torch.randn(4, 8, dtype=torch.bfloat16, requires_grad=True)
+    eager, = torch.autograd.grad(_in_half(half).sum(), half)
+    compiled = [torch.autograd.grad(thunder.jit(region)(half).sum(), half)[0]
+                for region in (checkpointed(_in_half), _in_half)]
+    assert torch.equal(*compiled) and not torch.equal(compiled[0], eager), "jit's own rounding, with or without checkpoint"
+    z, x = torch.randn(2, 3, dtype=torch.complex128, requires_grad=True), torch.randn(2, 3, dtype=torch.float64)
+    eager, = torch.autograd.grad(_complex_sin(z, x).real.sum(), z)
+    compiled = [torch.autograd.grad(thunder.jit(region)(z, x).real.sum(), z)[0]
+                for region in (checkpointed(_complex_sin), _complex_sin)]
+    assert torch.equal(*compiled) and torch.allclose(compiled[0], eager.conj()), "the conjugate, with or without checkpoint"
+
+
+def test_thunder_recomputes_the_trace_not_the_function():
+    thunder, checkpointed = _thunder_regions()
+    calls = []
+
+    def counted(x):
+        calls.append(1)
+        return x.sin().exp()
+
+    thunder.jit(checkpointed(counted))(torch.randn(3, requires_grad=True)).sum().backward()
+    assert len(calls) == 1, "the Python function runs once, while tracing: the backward recomputes the trace"
+
+
+def test_thunder_recompute_runs_under_the_backwards_default_device():
+    thunder, checkpointed = _thunder_regions()
+    with torch.device("meta"):
+        meta_x = torch.ones(3, requires_grad=True)
+        plain = thunder.jit(_scaled_by_a_new_tensor)(meta_x)
+        recomputed = thunder.jit(checkpointed(_scaled_by_a_new_tensor))(meta_x)
+    plain.sum().backward()
+    with pytest.raises(RuntimeError, match="expected device meta"):  # its recompute: torch.full on the CPU
+        recomputed.sum().backward()
+
+
+def _detached(x):
+    return x.detach() * 2
+
+
+def _picked_by_dtype(x, index):
+    return torch.where(index, x, 2 * x) if index.dtype == torch.bool else x.gather(-1, index)
+
+
+def _scaled_by_a_new_tensor(x):
+    return (x * torch.full((3,), 2.0)).sin()
+
+
+def _zero_d_and_wide(t, x):
+    return t.exp() * 2, (x.sin() + t.sum()).tanh().sum()
+
+
+_HALF_WEIGHT = torch.randn(8, 8, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+
+
+def _in_half(x):
+    return torch.tanh(x @ _HALF_WEIGHT).sin()
+
+
+def _complex_sin(z, x):
+    return (z * x).sin()
