@@ -229,7 +229,7 @@ class _Recomputation:
         return tensor
 
 
-_WATCHED_SLOTS = 4  # the last torch calls, those made while at most this many slots are left
+_WATCHED_SLOTS = 2  # the last torch calls, those made while at most this many slots are left
 
 
 class _EarlyStop(OutsideStateKept):

@@ -18,10 +18,6 @@ UNMUTATED = {
     "rng.device-states": "needs a CUDA device to observe; its mutant runs where CUDA is present",
     "memory.peak-below-uncheckpointed": "measured with CUDA allocator statistics; saves_all_activations "
     "targets it where CUDA is present",
-    "modulestate.buffers-match": "torch and the reference both violate it (BatchNorm's running statistics "
-    "are updated again in the recompute), declared as strict expected deviations: their runs show it fails",
-    "sac.offload-not-recomputed": "torch itself violates it (eager mode recomputes *_CPU_OFFLOAD outputs), "
-    "declared as a strict expected deviation: its run shows the test fails, so a mutant of torch would add nothing",
 }
 
 

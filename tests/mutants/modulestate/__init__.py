@@ -1,0 +1,1 @@
+"""Mutants of the modulestate clauses."""
