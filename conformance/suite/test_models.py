@@ -32,7 +32,10 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from torch.utils._pytree import tree_flatten  # noqa: E402
 
-pytest.importorskip("transformers", reason="the models area needs transformers (requirements/models.txt)")
+try:
+    import transformers  # noqa: F401
+except ImportError as exc:  # absent, or not importable with this torch: the area cannot run
+    pytest.skip(f"the models area needs transformers (requirements/models.txt): {exc}", allow_module_level=True)
 
 from conformance.fixtures import model_families  # noqa: E402
 from conformance.fixtures.model_families import build, checkpointed_layers, inputs  # noqa: E402
@@ -184,7 +187,10 @@ def test_model_leaves_the_tensors_it_hands_each_block_unchanged(ckpt, family):
 def lora(family, seed=0):
     """The family's model under LoRA adapters on its attention projections (with their own dropout): base
     weights and embeddings frozen, as peft leaves them, so no block's input requires grad."""
-    peft = pytest.importorskip("peft", reason="the LoRA tests of the models area need peft (requirements/models.txt)")
+    try:
+        import peft
+    except ImportError as exc:
+        pytest.skip(f"the LoRA tests of the models area need peft (requirements/models.txt): {exc}")
     config = peft.LoraConfig(r=4, lora_alpha=8, lora_dropout=model_families.DROPOUT,
                              target_modules=list(family.lora_targets))
     with model_families.seeded(seed):  # the adapters' initial weights (B is zero: start from a nonzero one)
