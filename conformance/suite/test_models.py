@@ -22,6 +22,7 @@ contributions in another order under checkpointing.
 Without transformers (or peft, for the LoRA tests) the area skips, saying so. Nothing is downloaded.
 """
 
+import contextlib
 import os
 import warnings
 
@@ -39,9 +40,16 @@ except ImportError as exc:  # absent, or not importable with this torch: the are
 
 from conformance.fixtures import model_families  # noqa: E402
 from conformance.fixtures.model_families import build, checkpointed_layers, inputs  # noqa: E402
-from conformance.fixtures.sweeps import profile_of, same_values  # noqa: E402
+from conformance.fixtures.sweeps import same_values  # noqa: E402
 from conformance.suite.sweep_checks import checked, running_test  # noqa: E402,F401  (running_test: autouse)
 from conformance.suite.test_inputs import assert_unchanged, snapshot  # noqa: E402
+
+# transformers imports each family's modeling code lazily, seconds each on a loaded machine: at collection,
+# so that no test pays for it within a runner's per-test time limit.
+for _family in model_families.FAMILIES:
+    model_families.classes(_family)
+with contextlib.suppress(ImportError):
+    import peft  # noqa: F401
 
 # transformers' and the models' own warnings (deprecations, config notes) are no part of what is checked.
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -50,9 +58,9 @@ SEED = 0  # the global RNG's seed for every forward: dropout masks and router ji
 
 
 def pytest_generate_tests(metafunc):
+    # Every family in every profile: the whole area costs ~20 s of CPU, within the default suite's budget.
     if "family" in metafunc.fixturenames:
-        families = model_families.families(profile_of(metafunc.config))
-        metafunc.parametrize("family", families, ids=[f.name for f in families])
+        metafunc.parametrize("family", model_families.FAMILIES, ids=[f.name for f in model_families.FAMILIES])
 
 
 def enable_checkpointing(model, function):
