@@ -44,7 +44,8 @@ def files_by_clause():
 
 class _StopOnceFlagged:
     """A pytest plugin object: ends a mutant's run once each target clause has a failing test, so
-    the long sweeps (test_sweep_*.py, run last) only run for mutants the hand-made tests miss."""
+    the long sweeps (test_sweep_*.py) and the models area (test_models.py), run last, only run for
+    mutants the hand-made tests miss."""
 
     def __init__(self, clauses):
         self.pending, self.session = set(clauses), None
@@ -60,7 +61,7 @@ class _StopOnceFlagged:
 
 
 def _sweeps_last(path):
-    return ("test_sweep_" in path, path)
+    return ("test_sweep_" in path or "test_models" in path, path)
 
 
 def run_suite(tmp_path, impl, clauses, files):
