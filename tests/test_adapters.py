@@ -19,6 +19,7 @@ import warnings
 
 import pytest
 import torch
+import torch.utils.checkpoint
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import conformance.adapters
@@ -43,12 +44,18 @@ THIRD_PARTY = {
     "deepspeed_partition": ("deepspeed", None, True),
     "deepspeed_cpu_checkpointing": ("deepspeed", None, True),
     "xformers": ("xformers", "reentrant", False),
+    # issue 26, i26-rows-a: Unsloth's patches (use_reentrant is not refused: the patched checkpoint ignores it)
+    "unsloth": ("unsloth_zoo", None, False),
+    "unsloth_gradient_checkpoint": ("unsloth_zoo", None, False),
+    "colossalai": ("colossalai", None, True),
+    "colossalai_cpu_patched": ("colossalai", None, True),
+    "returnn": ("returnn", "reentrant", True),
 }
 # Adapters that run torch's own checkpoint_sequential (compiled) and so claim it.
-OWN_SEQUENTIAL = ("torch_compile", "torch_compile_fullgraph", "torch_compile_inductor")
+OWN_SEQUENTIAL = ("torch_compile", "torch_compile_fullgraph", "torch_compile_inductor", "unsloth", "unsloth_gradient_checkpoint")
 # What a call in the variant an adapter lacks raises: torch's own APIs refuse it themselves.
 MISSING_VARIANT_ERROR = {"torch_composable": NotImplementedError, "torch_sac": ValueError}
-BLOCKED = ("fairscale", "deepspeed", "megatron", "xformers")
+BLOCKED = ("fairscale", "deepspeed", "megatron", "xformers", "unsloth_zoo", "colossalai", "returnn")
 
 # issue 26: torchgpipe's Checkpoint/Recompute pair (reentrant design, always stashes the CPU RNG state).
 THIRD_PARTY["torchgpipe"] = ("torchgpipe", "non_reentrant", True)
@@ -137,9 +144,21 @@ def _installed(name):
         pytest.skip(f"{package} is not installed here; run in its environment (docs/THIRD_PARTY.md)")
     if name == "megatron" and not torch.cuda.is_available():
         pytest.skip("unpatched Megatron needs CUDA (megatron_cpu_patched covers CPU)")
+    if name == "colossalai" and not torch.cuda.is_available():
+        pytest.skip("unpatched ColossalAI needs CUDA (colossalai_cpu_patched covers CPU)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return importlib.import_module(f"conformance.adapters.{name}")
+
+
+@pytest.fixture(autouse=True)
+def _torch_checkpoint_restored():
+    """Unsloth's rows patch torch.utils.checkpoint for the whole process (as Unsloth does for its users); each test
+    here gets torch's own back afterwards, so that the torch-based adapters' tests run torch's code."""
+    saved = {name: getattr(torch.utils.checkpoint, name) for name in ("checkpoint", "CheckpointFunction")}
+    yield
+    for name, value in saved.items():
+        setattr(torch.utils.checkpoint, name, value)
 
 
 def _claimed_variants(name):
@@ -406,3 +425,60 @@ def _in_half(x):
 
 def _complex_sin(z, x):
     return (z * x).sin()
+# ------------------------------------------------------------------ issue 26 (i26-rows-a): the causes behind declared deviations
+
+
+def test_unsloth_patch_runs_its_reentrant_function_whatever_use_reentrant_says():
+    """unsloth_checkpoint forces use_reentrant=True: a caller's use_reentrant=False gets UnslothCheckpointFunction,
+    which refuses torch.autograd.grad as the reentrant variant does."""
+    module = _installed("unsloth")
+    x = torch.randn(2, 3, requires_grad=True)
+    out = module.checkpoint(torch.sin, x, use_reentrant=False)
+    assert type(out.grad_fn).__name__ == "UnslothCheckpointFunctionBackward"
+    with pytest.raises(RuntimeError, match="grad"):
+        torch.autograd.grad(out.sum(), x)
+
+
+def test_unsloth_gradient_checkpoint_stashes_no_rng_state():
+    """Unsloth_Gradient_Checkpointer recomputes without restoring the forward's RNG state: dropout draws a new mask,
+    and the gradient follows that mask, not the one that made the output."""
+    module = _installed("unsloth_gradient_checkpoint")
+    x = torch.ones(1000, requires_grad=True)
+    out = module.checkpoint(lambda t: torch.nn.functional.dropout(t, 0.5), x, use_reentrant=True)
+    out.sum().backward()
+    forward_mask_gradient = (out != 0).float() * 2
+    assert not torch.equal(x.grad, forward_mask_gradient)
+
+
+def test_colossalai_non_reentrant_leaves_the_rng_at_the_forward_state():
+    """ColossalAI's _checkpoint_without_reentrant sets the CPU RNG back to the forward's state for the recompute and
+    never restores the caller's: after backward the stream is where the recompute left it."""
+    module = _installed("colossalai_cpu_patched")
+    for reentrant, restored in ((True, True), (False, False)):
+        x = torch.randn(4, requires_grad=True)
+        out = module.checkpoint(lambda t: torch.nn.functional.dropout(t, 0.5), x, use_reentrant=reentrant)
+        torch.rand(3)  # a draw between forward and backward
+        before_backward = torch.get_rng_state()
+        out.sum().backward()
+        assert torch.equal(torch.get_rng_state(), before_backward) == restored
+
+
+def test_returnn_scope_keeps_its_hooks_after_the_call_and_replays_ops_not_the_function():
+    """gradient_checkpoint_scope leaves its saved-tensor hooks installed after the call while a tensor made in the
+    scope (the output) is alive, and its recompute replays the recorded aten ops: the Python function runs once."""
+    module = _installed("returnn")
+    calls = []
+
+    def function(t):
+        calls.append(1)
+        return t.sin().exp()
+
+    x = torch.randn(3, requires_grad=True)
+    assert torch._C._autograd._top_saved_tensors_default_hooks(False) is None
+    out = module.checkpoint(function, x, use_reentrant=False)
+    assert torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+    out.sum().backward()
+    torch.testing.assert_close(x.grad, (x.cos() * x.sin().exp()).detach())
+    assert len(calls) == 1
+    del out
+    assert torch._C._autograd._top_saved_tensors_default_hooks(False) is None
