@@ -1,0 +1,106 @@
+"""The oracle: a generated program run through checkpoint behaves as the same program run without it.
+
+"checkpoint(function, *args) returns the output of running function on *args", with the same gradients:
+hypothesis builds programs (conformance/oracle/strategies.py: a region from a vocabulary of ops, random
+ones of every kind, modules, in-place ops, nested checkpoints of both variants, several output
+structures, non-tensor and nested and keyword arguments; the options; contexts around the forward and
+the backward; the caller's steps in between and the way it differentiates), runs each twice, plainly and
+checkpointed, and compares every observable at every step (conformance/oracle/observe.py). Only the
+differences a clause declares (``relaxes`` in clauses.toml) are allowed; any other is charged to the
+clause of the observable that differs (conformance/oracle/allowances.py), so its level decides.
+
+A failure shrinks to a minimal program and comes with a standalone script (torch and the implementation
+only) that shows the difference: in the message, and in a file beside the results (``--results``),
+whose path the test's record carries as its ``reproducer`` property.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import event, given, note
+from hypothesis import strategies as st
+
+from conformance import oracle
+from conformance.oracle.script import reproducer
+from conformance.oracle.strategies import programs, sequential_programs
+
+SHARED = ("api.forward-value", "api.same-gradients")  # both variants; a failure is recharged to its own clause
+
+
+def _charge(request, clauses):
+    for key, value in request.node.user_properties:
+        if key == "clauses" and isinstance(value, list):
+            value[:] = clauses
+
+
+def _write_script(request, text) -> str | None:
+    """The reproducer beside the results file (reproducers/<test id>.py); its path relative to the results."""
+    results = request.config.getoption("results")
+    if not results:
+        return None
+    folder = Path(results).parent / "reproducers"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid.split("::")[-1]) + ".py")
+    path.write_text(text)
+    relative = str(path.relative_to(Path(results).parent))
+    props = request.node.user_properties
+    props[:] = [(k, v) for k, v in props if k != "reproducer"] + [("reproducer", relative)]
+    return relative
+
+
+def check(ckpt, program, request):
+    note(f"program source:\n{program.source()}")
+    event(f"backward={program.backward}")
+    found = oracle.violations(program, ckpt.impl.module)
+    if not found:
+        return
+    clauses = list(dict.fromkeys(v.clause for v in found))
+    _charge(request, clauses)
+    script = reproducer(program, ckpt.impl.module.__name__, [v.difference for v in found])
+    where = _write_script(request, script)
+    lines = [f"{v.clause}: {v.difference}" for v in found[:8]]
+    shown = f"reproducer (a standalone script): {where}\n\n{program.source()}" if where else script
+    raise AssertionError(
+        f"the checkpointed program differs from the plain one ({len(found)} difference(s)):\n  " + "\n  ".join(lines)
+        + f"\n\n{shown}")
+
+
+def _features(ckpt):
+    return ckpt.impl.capabilities.features
+
+
+@pytest.mark.clause(*SHARED)
+@given(data=st.data())
+def test_program_behaves_as_without_checkpoint(ckpt, data, request):
+    check(ckpt, data.draw(programs(ckpt.variant, _features(ckpt)), label="program"), request)
+
+
+@pytest.mark.clause(*SHARED)
+@given(data=st.data())
+def test_random_program_behaves_as_without_checkpoint(ckpt, data, request):
+    """Programs that draw random numbers, with draws between the passes and backward variants."""
+    program = programs(ckpt.variant, _features(ckpt), random=st.just(True),
+                       steps=st.lists(st.sampled_from(("draw", "reseed", "read")), max_size=2).map(tuple),
+                       raises=st.just(""))
+    check(ckpt, data.draw(program, label="program"), request)
+
+
+@pytest.mark.clause(*SHARED)
+@given(data=st.data())
+def test_program_in_a_caller_context_behaves_as_without_checkpoint(ckpt, data, request):
+    """The caller's grad mode, autocast, default device and saved-tensor hooks around forward and backward."""
+    program = programs(ckpt.variant, _features(ckpt), forward_contexts=st.lists(
+        st.sampled_from(("no_grad", "autocast", "default_device", "saved_tensors_hooks", "enable_grad")),
+        min_size=1, max_size=2, unique=True).map(tuple))
+    check(ckpt, data.draw(program, label="program"), request)
+
+
+@pytest.mark.clause("sequential.same-results")
+@given(data=st.data())
+def test_sequential_program_behaves_as_without_checkpoint(ckpt, data, request):
+    if "checkpoint_sequential" not in _features(ckpt):
+        pytest.skip("the implementation does not claim checkpoint_sequential")
+    check(ckpt, data.draw(sequential_programs(ckpt.variant, _features(ckpt)), label="program"), request)
