@@ -72,30 +72,42 @@ def _features(ckpt):
     return ckpt.impl.capabilities.features
 
 
+# The kinds of program the tests draw, for a variant and the features claimed (benchmarks/oracle_mutants.py
+# draws the same ones).
+PROGRAMS = {
+    "any": lambda variant, features: programs(variant, features),
+    "random": lambda variant, features: programs(
+        variant, features, random=st.just(True), raises=st.just(""),
+        steps=st.lists(st.sampled_from(("draw", "reseed", "read")), max_size=2).map(tuple)),
+    "caller-context": lambda variant, features: programs(variant, features, forward_contexts=st.lists(
+        st.sampled_from(("no_grad", "autocast", "default_device", "saved_tensors_hooks", "enable_grad")),
+        min_size=1, max_size=2, unique=True).map(tuple)),
+    "sequential": lambda variant, features: sequential_programs(variant, features),
+}
+
+
+def _draw(ckpt, data, kind):
+    return data.draw(PROGRAMS[kind](ckpt.variant, _features(ckpt)), label="program")
+
+
 @pytest.mark.clause(*SHARED)
 @given(data=st.data())
 def test_program_behaves_as_without_checkpoint(ckpt, data, request):
-    check(ckpt, data.draw(programs(ckpt.variant, _features(ckpt)), label="program"), request)
+    check(ckpt, _draw(ckpt, data, "any"), request)
 
 
 @pytest.mark.clause(*SHARED)
 @given(data=st.data())
 def test_random_program_behaves_as_without_checkpoint(ckpt, data, request):
-    """Programs that draw random numbers, with draws between the passes and backward variants."""
-    program = programs(ckpt.variant, _features(ckpt), random=st.just(True),
-                       steps=st.lists(st.sampled_from(("draw", "reseed", "read")), max_size=2).map(tuple),
-                       raises=st.just(""))
-    check(ckpt, data.draw(program, label="program"), request)
+    """Programs that draw random numbers, with draws between the passes and every backward."""
+    check(ckpt, _draw(ckpt, data, "random"), request)
 
 
 @pytest.mark.clause(*SHARED)
 @given(data=st.data())
 def test_program_in_a_caller_context_behaves_as_without_checkpoint(ckpt, data, request):
-    """The caller's grad mode, autocast, default device and saved-tensor hooks around forward and backward."""
-    program = programs(ckpt.variant, _features(ckpt), forward_contexts=st.lists(
-        st.sampled_from(("no_grad", "autocast", "default_device", "saved_tensors_hooks", "enable_grad")),
-        min_size=1, max_size=2, unique=True).map(tuple))
-    check(ckpt, data.draw(program, label="program"), request)
+    """The caller's grad mode, autocast, default device and saved-tensor hooks around the forward."""
+    check(ckpt, _draw(ckpt, data, "caller-context"), request)
 
 
 @pytest.mark.clause("sequential.same-results")
@@ -103,4 +115,4 @@ def test_program_in_a_caller_context_behaves_as_without_checkpoint(ckpt, data, r
 def test_sequential_program_behaves_as_without_checkpoint(ckpt, data, request):
     if "checkpoint_sequential" not in _features(ckpt):
         pytest.skip("the implementation does not claim checkpoint_sequential")
-    check(ckpt, data.draw(sequential_programs(ckpt.variant, _features(ckpt)), label="program"), request)
+    check(ckpt, _draw(ckpt, data, "sequential"), request)
