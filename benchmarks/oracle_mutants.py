@@ -80,12 +80,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", nargs="*", default=None, help="areas to run (default: all)")
+    parser.add_argument("--in-scope", action="store_true", help="only the mutants of the measure (IN_SCOPE areas)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
-    names = [n for n in mutant_names() if args.only is None or n.split(".")[0] in args.only]
+    names = [n for n in mutant_names() if (args.only is None or n.split(".")[0] in args.only)
+             and (not args.in_scope or areas_of(importlib.import_module(f"tests.mutants.{n}")) & IN_SCOPE)]
     started = time.time()
+    results = []
     with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(run_one, names))
+        for result in pool.map(run_one, names):  # in order, printed as they come (a long run can be read midway)
+            results.append(result)
+            first = result["first"]
+            print(f"{result['mutant']}: {'flagged by ' + first['clause'] if first else 'missed'}", flush=True)
     for scope in (True, False):
         chosen = [r for r in results if r["in_scope"] == scope]
         flagged = [r for r in chosen if r["flagged"]]

@@ -29,7 +29,7 @@ def _reentrant_without_grad_input(p: Program) -> bool:
     if p.sequential:
         return p.reentrant and not (p.inputs[0].requires_grad and not {"no_grad", "inference_mode"} & set(p.forward_contexts))
     grad_mode = not {"no_grad", "inference_mode"} & set(p.forward_contexts)
-    positional = [i.requires_grad for i in p.inputs if i.place == "positional"]
+    positional = [p.requires_grad(n) for n, i in enumerate(p.inputs) if i.place == "positional"]
     if p.reentrant and not (grad_mode and any(positional)):
         return True
     # Nested reentrant checkpoints: the outer reentrant forward runs under no_grad; else follow h.
@@ -41,7 +41,7 @@ def _reentrant_without_grad_input(p: Program) -> bool:
             h = h or (grad_mode and not p.reentrant and any(o.split(":")[0] in GRAD_SOURCES for o in op.ops))
             continue
         name, _, index = op.partition(":")
-        source = p.inputs[int(index or 0) % len(p.inputs)].requires_grad if name in ARG_OPS else name in GRAD_SOURCES
+        source = p.requires_grad(int(index or 0) % len(p.inputs)) if name in ARG_OPS else name in GRAD_SOURCES
         h = h or (grad_mode and not p.reentrant and source)
     return False
 
@@ -84,7 +84,7 @@ def relaxing_clauses(difference: Difference, program: Program, plain) -> list[st
 def _gradient_clause(p: Program) -> list[str]:
     """Most specific first: the clause whose sentence speaks of this program's gradients."""
     contexts, steps = set(p.forward_contexts), set(p.steps)
-    grad_inputs = [i for i in p.inputs if i.requires_grad]
+    grad_inputs = [i for n, i in enumerate(p.inputs) if p.requires_grad(n)]
     ops = {op.split(":")[0] for op in p.all_ops()}
     return [
         *["rng.draws-between-passes"] * (p.random and bool(steps & {"draw", "reseed"})),

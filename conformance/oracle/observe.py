@@ -53,7 +53,8 @@ class Halt(Exception):
 
 def loss_of(output):
     """The sum of every floating tensor in output that requires grad (a constant if none does)."""
-    terms = [t.sum() for t in tensors_in(output) if t.requires_grad and t.is_floating_point()]
+    terms = [(t.abs() if t.is_complex() else t).sum() for t in tensors_in(output)
+             if t.requires_grad and (t.is_floating_point() or t.is_complex())]
     return sum(terms[1:], terms[0]) if terms else torch.zeros(())
 
 
@@ -69,11 +70,11 @@ def noop_contexts():
 
 def total(output) -> float:
     """The sum of every floating tensor in output, as a number."""
-    return float(sum(t.detach().double().sum() for t in tensors_in(output) if t.is_floating_point()))
+    return float(sum(t.detach().abs().double().sum() for t in tensors_in(output) if t.is_floating_point() or t.is_complex()))
 
 
 def first_tensor(output):
-    return next(t for t in tensors_in(output) if t.is_floating_point())
+    return next(t for t in tensors_in(output) if t.is_floating_point() or t.is_complex())
 
 
 def tensors_in(value):

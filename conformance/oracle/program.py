@@ -53,7 +53,7 @@ NO_GRAD_SOURCE_OPS = ("detach", "no_grad_block")
 OUTPUTS = {
     "tensor": "h",
     "one-tuple": "(h,)",
-    "tuple": "h, h * 2",
+    "tuple": "h, (h * 2).sum()",
     "list": "[h, h.sum()]",
     "dict": "{'out': h, 'total': h.sum()}",
     "with-non-tensors": "h, None, 3, 'label'",
@@ -108,10 +108,28 @@ SEQUENTIAL_FUNCTIONS = {
 }
 
 
+# How an argument tensor is made: its own leaf, or from the first one (the caller passes the same tensor
+# twice, a view of it, a result computed from it), non-contiguous, integral (cannot require grad).
+INPUT_KINDS = {
+    "leaf": "torch.randn({b}, {w}, dtype={dtype}, requires_grad={rg})",
+    "transposed": "torch.randn({w}, {b}, dtype={dtype}).t().requires_grad_({rg})",
+    "same-as-first": "x0",
+    "view-of-first": "x0[:, :]",
+    "computed-from-first": "x0 * 2",
+    "integral": "torch.randint(0, 3, ({b}, {w}))",
+}
+
+
 @dataclass(frozen=True)
 class Input:
     requires_grad: bool = True
     place: str = "positional"  # positional | nested (in a list argument) | keyword
+    kind: str = "leaf"  # INPUT_KINDS; the first input is always a leaf
+
+    @property
+    def grad_leaf(self) -> bool:
+        """A leaf of the caller's that requires grad (what gradients are observed on)."""
+        return self.requires_grad and self.kind in ("leaf", "transposed")
 
 
 @dataclass(frozen=True)
@@ -129,6 +147,7 @@ class Program:
     ops: tuple = ("linear",)  # op names; "op:i" reads argument i / Linear i; or Nested
     output: str = "tensor"
     non_tensor: object = None  # the non-tensor argument the region receives (and "scale" reads)
+    non_tensor_first: bool = False  # passed before the tensors rather than after them
     dtype: str = "float64"
     options: tuple = ()  # checkpoint's own keywords: (name, value) pairs
     forward_contexts: tuple = ()
@@ -157,6 +176,13 @@ class Program:
         names = {op.split(":")[0] for op in self.all_ops()} | set(self.sequential)
         return bool(names & {*RANDOM_OPS, "dropout"})
 
+    def requires_grad(self, i: int) -> bool:
+        """Whether argument i requires grad: a tensor made from the first one as that one does."""
+        inp = self.inputs[i]
+        if inp.kind in ("same-as-first", "view-of-first", "computed-from-first"):
+            return self.inputs[0].requires_grad
+        return inp.requires_grad and inp.kind != "integral"
+
     @property
     def option(self):
         return dict(self.options)
@@ -171,7 +197,8 @@ class Program:
         lines += [f"    m{i} = torch.nn.Linear({WIDTH}, {WIDTH}, dtype={dtype})" for i in range(2)]
         lines += [f"    norm = torch.nn.LayerNorm({WIDTH}, dtype={dtype})", "    drop = torch.nn.Dropout(0.3)"]
         for i, inp in enumerate(self.inputs):
-            lines.append(f"    x{i} = torch.randn({BATCH}, {WIDTH}, dtype={dtype}, requires_grad={inp.requires_grad})")
+            rg = inp.requires_grad and inp.kind != "integral"
+            lines.append(f"    x{i} = " + INPUT_KINDS[inp.kind].format(b=BATCH, w=WIDTH, dtype=dtype, rg=rg))
         watched = ", ".join([f"x{i}=x{i}" for i in range(len(self.inputs))] + ["m0=m0", "m1=m1", "norm=norm"])
         lines.append(f"    record.watch({watched})")
         if self.raises == "recompute":
@@ -191,11 +218,14 @@ class Program:
         positional = [f"a{i}" for i, inp in enumerate(self.inputs) if inp.place == "positional"]
         nested = [f"a{i}" for i, inp in enumerate(self.inputs) if inp.place == "nested"]
         keyword = [f"a{i}" for i, inp in enumerate(self.inputs) if inp.place == "keyword"]
-        params = positional + (["nest"] if nested else []) + ["k"] + (["*", *keyword] if keyword else [])
+        params = positional + (["nest"] if nested else []) + (["*", *keyword] if keyword else [])
+        params.insert(0 if self.non_tensor_first else len(positional) + bool(nested), "k")
         body = [f"{name} = nest[{j}]" for j, name in enumerate(nested)]
         if self.raises == "recompute":
             body += ["calls.append(1)", "if len(calls) > 1:", "    raise ValueError('the region fails when it runs again')"]
         body.append("h = a0")
+        # every argument reaches the output, so one dropped, detached or swapped changes the result
+        body += [f"h = h + {name} * {0.5 + i / 10}" for i, name in enumerate(positional[1:] + nested + keyword)]
         body += self._body(self.ops)
         if self.raises == "forward":
             body.append("raise ValueError('the region fails')")
@@ -219,7 +249,8 @@ class Program:
         positional = [f"x{i}" for i, inp in enumerate(self.inputs) if inp.place == "positional"]
         nested = [f"x{i}" for i, inp in enumerate(self.inputs) if inp.place == "nested"]
         keyword = [f"a{i}=x{i}" for i, inp in enumerate(self.inputs) if inp.place == "keyword"]
-        args = positional + ([f"[{', '.join(nested)}]"] if nested else []) + [repr(self.non_tensor)] + keyword
+        args = positional + ([f"[{', '.join(nested)}]"] if nested else []) + keyword
+        args.insert(0 if self.non_tensor_first else len(positional) + bool(nested), repr(self.non_tensor))
         return ", ".join(args + [f"use_reentrant={self.reentrant}"] + [f"{k}={_option(v)}" for k, v in self.options])
 
     def _sequential_body(self, dtype) -> list[str]:

@@ -15,12 +15,14 @@ from conformance.oracle.program import (
     OUTPUTS,
     RANDOM_OPS,
     SEQUENTIAL_FUNCTIONS,
+    INPUT_KINDS,
     Input,
     Nested,
     Program,
 )
 
 NON_TENSORS = (None, 2, 0.5, True, "label")
+DTYPES = ("float64", "float32", "float64", "bfloat16", "complex128")  # float16 sums reassociated past its tolerance
 FORWARD_CONTEXTS = tuple(CONTEXTS)
 BACKWARD_CONTEXTS = ("no_grad", "enable_grad", "autocast", "saved_tensors_hooks", "default_device")
 NESTABLE_OPS = tuple(op for op in OPS if op not in ("mul_arg", "add_arg", "in_place_add", "scale"))
@@ -36,10 +38,11 @@ def nested(random_share):
     return st.builds(Nested, st.booleans(), st.lists(ops(NESTABLE_OPS), min_size=1, max_size=3).map(tuple))
 
 
-def inputs(variant, features):
+def inputs(variant, features, first_grad=st.booleans(), min_extra=0):
     places = ["positional"] + (["nested"] + ["keyword"] * ("kwargs" in features) if variant == "non_reentrant" else [])
-    first = st.builds(Input, st.booleans(), st.just("positional"))
-    rest = st.lists(st.builds(Input, st.booleans(), st.sampled_from(places)), max_size=2)
+    first = st.builds(Input, first_grad, st.just("positional"))
+    rest = st.lists(st.builds(Input, st.booleans(), st.sampled_from(places), st.sampled_from(tuple(INPUT_KINDS))),
+                    min_size=min_extra, max_size=2)
     return st.tuples(first, rest).map(lambda fr: (fr[0], *fr[1]))
 
 
@@ -65,7 +68,7 @@ def contexts(names, max_size=2):
 @st.composite
 def programs(draw, variant, features, *, random=st.booleans(), backward=st.sampled_from(tuple(BACKWARDS)),
              steps=st.lists(st.sampled_from(tuple(CALLER_STEPS)), max_size=2).map(tuple),
-             forward_contexts=None, raises=st.sampled_from(["", "", "", "", "forward", "recompute"])):
+             forward_contexts=None, raises=st.sampled_from(["", "", "", "", "forward", "recompute"]), arguments=None):
     """A region program: up to six ops (random ones when random draws True), some nested checkpoints."""
     vocabulary = tuple(OPS) if draw(random) else tuple(op for op in OPS if op not in RANDOM_OPS)
     body = draw(st.lists(st.one_of(ops(vocabulary), ops(vocabulary), ops(vocabulary), nested(random)),
@@ -73,11 +76,12 @@ def programs(draw, variant, features, *, random=st.booleans(), backward=st.sampl
     outputs = tuple(OUTPUTS) if variant == "non_reentrant" else tuple(o for o in OUTPUTS if o not in NESTED_OUTPUTS)
     return Program(
         variant=variant,
-        inputs=draw(inputs(variant, features)),
+        inputs=draw(arguments if arguments is not None else inputs(variant, features)),
         ops=body,
         output=draw(st.sampled_from(outputs)),
         non_tensor=draw(st.sampled_from(NON_TENSORS)),
-        dtype=draw(st.sampled_from(["float64", "float32"])),
+        non_tensor_first=draw(st.booleans()),
+        dtype=draw(st.sampled_from(DTYPES)),
         options=draw(options(variant, features)),
         forward_contexts=draw(forward_contexts if forward_contexts is not None else contexts(FORWARD_CONTEXTS, 1)),
         steps=draw(steps),

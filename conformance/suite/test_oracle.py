@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from conformance import oracle
 from conformance.oracle.script import reproducer
-from conformance.oracle.strategies import programs, sequential_programs
+from conformance.oracle.strategies import inputs, programs, sequential_programs
 
 SHARED = ("api.forward-value", "api.same-gradients")  # both variants; a failure is recharged to its own clause
 
@@ -82,6 +82,10 @@ PROGRAMS = {
     "caller-context": lambda variant, features: programs(variant, features, forward_contexts=st.lists(
         st.sampled_from(("no_grad", "autocast", "default_device", "saved_tensors_hooks", "enable_grad")),
         min_size=1, max_size=2, unique=True).map(tuple)),
+    "arguments": lambda variant, features: programs(
+        variant, features, arguments=inputs(variant, features, first_grad=st.just(True), min_extra=1),
+        raises=st.just(""), forward_contexts=st.just(()),
+        backward=st.sampled_from(("backward", "autograd_grad", "backward_twice", "backward_one_output"))),
     "sequential": lambda variant, features: sequential_programs(variant, features),
 }
 
@@ -108,6 +112,14 @@ def test_random_program_behaves_as_without_checkpoint(ckpt, data, request):
 def test_program_in_a_caller_context_behaves_as_without_checkpoint(ckpt, data, request):
     """The caller's grad mode, autocast, default device and saved-tensor hooks around the forward."""
     check(ckpt, _draw(ckpt, data, "caller-context"), request)
+
+
+@pytest.mark.clause(*SHARED)
+@given(data=st.data())
+def test_program_over_every_kind_of_argument_behaves_as_without_checkpoint(ckpt, data, request):
+    """Several arguments: the same tensor twice, views of one, non-leaves, non-contiguous and integral
+    tensors, in nested containers and keywords (non-reentrant), a non-tensor first or last."""
+    check(ckpt, _draw(ckpt, data, "arguments"), request)
 
 
 @pytest.mark.clause("sequential.same-results")
