@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from conformance.vocabulary import BINDING_LEVEL, DOCUMENTED_LEVELS, LEVELS, VARIANTS, strictest
+from conformance.vocabulary import (
+    BINDING_LEVEL,
+    DOCUMENTED_LEVELS,
+    LEVELS,
+    ORACLE_CONDITIONS,
+    ORACLE_OBSERVABLES,
+    VARIANTS,
+    strictest,
+)
 
 CLAUSES_PATH = Path(__file__).with_name("clauses.toml")
 
@@ -40,6 +48,9 @@ class Clause:
     note: str = ""  # where observed torch behaviour and the docs differ, which one is checked and why
     dimensions: tuple[str, ...] = ()  # the input dimensions the text quantifies over (conformance/dimensions.py)
     since: str = ""  # the torch release ("x.y") the clause holds from; "" for every release tested
+    # The differences from the plain run the clause allows, for the oracle (conformance/oracle/): pairs
+    # (observable, condition) from vocabulary.ORACLE_OBSERVABLES and ORACLE_CONDITIONS.
+    relaxes: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_must(self) -> bool:
@@ -66,6 +77,7 @@ def _parse(entry: dict, areas: dict[str, str]) -> Clause:
             note=entry.get("note", "").strip(),
             dimensions=tuple(entry["dimensions"]),
             since=entry.get("since", ""),
+            relaxes=tuple((r["observable"], r["when"]) for r in entry.get("relaxes", ())),
         )
     except KeyError as missing:
         raise RegistryError(f"clause {entry.get('id', '?')!r} lacks field {missing}") from None
@@ -78,6 +90,8 @@ def _parse(entry: dict, areas: dict[str, str]) -> Clause:
         "dimensions must be a list of strings" * (not all(isinstance(d, str) for d in clause.dimensions)),
         f"since {clause.since!r} is not a release 'x.y'" * (clause.since != "" and not re.fullmatch(r"\d+\.\d+", clause.since)),
     ]
+    problems += [f"relaxes unknown observable {o!r}" for o, _ in clause.relaxes if o not in ORACLE_OBSERVABLES]
+    problems += [f"relaxes under unknown condition {w!r}" for _, w in clause.relaxes if w not in ORACLE_CONDITIONS]
     problems = [p for p in problems if p]
     if problems:
         raise RegistryError(f"clause {clause.id!r}: {'; '.join(problems)}")

@@ -161,6 +161,40 @@ CHECKPOINT_KEYWORDS = ("use_reentrant", "preserve_rng_state", "context_fn", "det
 OWN_KEYWORDS = CHECKPOINT_KEYWORDS[1:]  # those an adapter or wrapper passes on besides use_reentrant
 
 
+# ------------------------------------------------------------------------------------- the oracle
+
+# What the oracle (conformance/oracle/) compares between a program's checkpointed and plain runs, step by
+# step (conformance/oracle/observe.py names them the same way).
+ORACLE_OBSERVABLES = {
+    "exception": "whether the step raises, and the exception's type",
+    "warnings": "the categories of the warnings the step emits",
+    "result": "what the step returns: structure, container types, dtypes, devices, shapes, values",
+    "requires-grad": "requires_grad of each tensor the step returns",
+    "aliasing": "which returned tensors share memory with each other or with the caller's tensors",
+    "gradient-presence": "which leaves have a gradient (None or not)",
+    "zero-gradient-for-none": "a leaf has an all-zero gradient where the plain run leaves None",
+    "gradients": "the gradients' values (and what autograd.grad returns)",
+    "objects": "the caller's tensors and parameters after the step: values, requires_grad, leaf-ness, strides",
+    "rng": "the global RNG stream after the step",
+    "state": "grad mode, autocast, saved-tensor hooks, default device and dtype, the checkpoint switches",
+}
+
+# The conditions under which a clause may relax an observable (clauses.toml, `relaxes`); each is a
+# predicate of a program, in conformance/oracle/allowances.py.
+ORACLE_CONDITIONS = {
+    "reentrant-input-without-grad": "a reentrant checkpoint (outer or nested) gets no tensor input that requires grad",
+    "reentrant-nested-tensors": "the reentrant region gets or returns tensors inside lists, dicts or other containers",
+    "reentrant-autograd-grad": "the program has a reentrant checkpoint and differentiates with torch.autograd.grad",
+    "reentrant-backward-inputs": "the program has a reentrant checkpoint and calls backward(inputs=...)",
+    "random-without-preserve": "the region draws random numbers and preserve_rng_state=False",
+    "fails-when-run-again": "the region raises when it runs a second time (the recompute)",
+    "changed-between-passes": "the caller changes an input or an output in place between forward and backward",
+    "debug-with-context-fn": "debug=True together with a context_fn",
+    "reentrant": "the program's checkpoint is reentrant",
+    "reentrant-plain-output-without-grad": "reentrant, and no output of the plain run's forward requires grad",
+}
+
+
 def sequential_segments(count: int, segments: int) -> list[tuple[int, int]]:
     """The documented ``checkpoint_sequential`` split of ``count`` functions: the (start, stop) of
     each checkpointed chunk, ``count // segments`` functions each, ``segments - 1`` of them. The

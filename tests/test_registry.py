@@ -59,6 +59,8 @@ def test_clause_source_exists_and_quotes_it_verbatim(clause):
         ('area = "nowhere"', "unknown area"),
         ("dimensions = [1]", "dimensions must be a list of strings"),
         ('since = "2.x"', "is not a release"),
+        ('relaxes = [{ observable = "mood", when = "reentrant" }]', "relaxes unknown observable"),
+        ('relaxes = [{ observable = "gradients", when = "on tuesdays" }]', "relaxes under unknown condition"),
     ],
 )
 def test_malformed_clause_is_rejected(tmp_path, entry, problem):
@@ -124,3 +126,18 @@ def test_every_must_clause_has_a_test():
     assert exit_code == 0, "the conformance suite does not collect cleanly"
     untested = [c.id for c in CLAUSES.values() if c.is_must and c.id not in collector.tested]
     assert not untested, f"MUST clauses with no test: {untested}"
+
+
+def test_the_oracles_relaxations_name_what_it_observes_and_can_decide():
+    """The registry's vocabulary of observables and conditions is the oracle's: what observe.py compares, what
+    allowances.py can decide; and a clause that relaxes something is one a relaxation can come from (an
+    OBSERVED clause, or a documented one whose sentence names the difference)."""
+    from conformance.oracle.allowances import CONDITIONS
+    from conformance.oracle.observe import OBSERVABLES
+    from conformance.vocabulary import ORACLE_CONDITIONS, ORACLE_OBSERVABLES
+
+    assert tuple(ORACLE_OBSERVABLES) == OBSERVABLES
+    assert set(ORACLE_CONDITIONS) == set(CONDITIONS)
+    relaxing = [c for c in CLAUSES.values() if c.relaxes]
+    assert relaxing, "no clause declares a difference the oracle allows"
+    assert {w for c in relaxing for _, w in c.relaxes} == set(CONDITIONS), "a condition no clause uses"

@@ -1,0 +1,154 @@
+"""Which differences between a program's checkpointed and plain runs the contract allows, and which
+clause a difference that it does not allow violates.
+
+The allowed ones are declared in the registry: a clause's ``relaxes`` lists (observable, condition)
+pairs, and CONDITIONS here says what each condition means for a program. Nothing else is excused.
+"""
+
+from __future__ import annotations
+
+from conformance.oracle.observe import Difference, TensorSummary
+from conformance.oracle.program import ARG_OPS, NO_GRAD_SOURCE_OPS, Nested, Program
+from conformance.registry import load_clauses
+from conformance.vocabulary import ORACLE_CONDITIONS
+
+def summaries_in(summary):
+    """The TensorSummary leaves of a summarized value."""
+    if isinstance(summary, TensorSummary):
+        return [summary]
+    if isinstance(summary, tuple) and len(summary) == 2 and isinstance(summary[1], (list, dict)):
+        items = summary[1].values() if isinstance(summary[1], dict) else summary[1]
+        return [t for item in items for t in summaries_in(item)]
+    return []
+
+
+GRAD_SOURCES = ("linear", "functional_linear", "layer_norm")  # ops whose parameters make h require grad
+
+
+def _reentrant_without_grad_input(p: Program) -> bool:
+    if p.sequential:
+        return p.reentrant and not (p.inputs[0].requires_grad and not {"no_grad", "inference_mode"} & set(p.forward_contexts))
+    grad_mode = not {"no_grad", "inference_mode"} & set(p.forward_contexts)
+    positional = [p.requires_grad(n) for n, i in enumerate(p.inputs) if i.place == "positional"]
+    if p.reentrant and not (grad_mode and any(positional)):
+        return True
+    # Nested reentrant checkpoints: the outer reentrant forward runs under no_grad; else follow h.
+    h = grad_mode and p.inputs[0].requires_grad and not p.reentrant
+    for op in p.ops:
+        if isinstance(op, Nested):
+            if op.reentrant and not h:
+                return True
+            h = h or (grad_mode and not p.reentrant and any(o.split(":")[0] in GRAD_SOURCES for o in op.ops))
+            continue
+        name, _, index = op.partition(":")
+        source = p.requires_grad(int(index or 0) % len(p.inputs)) if name in ARG_OPS else name in GRAD_SOURCES
+        h = h or (grad_mode and not p.reentrant and source)
+    return False
+
+
+def _has_reentrant(p: Program) -> bool:
+    return p.reentrant or any(isinstance(op, Nested) and op.reentrant for op in p.ops)
+
+
+CONDITIONS = {
+    "reentrant-input-without-grad": _reentrant_without_grad_input,
+    "reentrant-nested-tensors": lambda p: p.reentrant and (
+        any(i.place != "positional" for i in p.inputs) or p.output in ("list", "dict")),
+    "reentrant-autograd-grad": lambda p: _has_reentrant(p) and p.backward in ("autograd_grad", "double_backward"),
+    "reentrant-backward-inputs": lambda p: _has_reentrant(p) and p.backward == "backward_inputs",
+    "random-without-preserve": lambda p: p.random and p.option.get("preserve_rng_state") is False,
+    "fails-when-run-again": lambda p: p.raises == "recompute",
+    "changed-between-passes": lambda p: bool({"change_input", "change_output"} & set(p.steps)),
+    "debug-with-context-fn": lambda p: p.option.get("debug") is True and "context_fn" in p.option,
+    "reentrant": lambda p: p.reentrant,
+    "reentrant-plain-output-without-grad": lambda p, plain: p.reentrant and bool(plain) and not any(
+        t.requires_grad for t in summaries_in(plain[0].result)),
+}
+READS_THE_PLAIN_RUN = {"reentrant-plain-output-without-grad"}  # conditions of (program, plain run's steps)
+assert set(CONDITIONS) == set(ORACLE_CONDITIONS), "conditions and their vocabulary must name the same"
+
+
+def holds(condition: str, program: Program, plain) -> bool:
+    test = CONDITIONS[condition]
+    return test(program, plain) if condition in READS_THE_PLAIN_RUN else test(program)
+
+
+def relaxing_clauses(difference: Difference, program: Program, plain) -> list[str]:
+    """The clauses whose declared relaxations allow this difference in this program (plain: its plain run's steps)."""
+    return [c.id for c in load_clauses().values()
+            if any(o == difference.observable and holds(w, program, plain) for o, w in c.relaxes)]
+
+
+# ---------------------------------------------------------------------------------------- charging
+
+def _gradient_clause(p: Program) -> list[str]:
+    """Most specific first: the clause whose sentence speaks of this program's gradients."""
+    contexts, steps = set(p.forward_contexts), set(p.steps)
+    grad_inputs = [i for n, i in enumerate(p.inputs) if p.requires_grad(n)]
+    ops = {op.split(":")[0] for op in p.all_ops()}
+    return [
+        *["rng.draws-between-passes"] * (p.random and bool(steps & {"draw", "reseed"})),
+        *["rng.same-gradients"] * p.random,
+        *["autocast.recompute-under-forward-state"] * ("autocast" in contexts),
+        *["autocast.backward-state-ignored"] * ("autocast" in p.backward_contexts),
+        *["gradmode.recompute-grad-enabled"] * ("no_grad" in p.backward_contexts),
+        *["gradapi.non-reentrant-grad"] * (p.backward == "autograd_grad"),
+        *["gradapi.non-reentrant-backward-inputs"] * (p.backward == "backward_inputs"),
+        *["retain.repeated-backward"] * (p.backward == "backward_twice"),
+        *["retain.double-backward"] * (p.backward == "double_backward"),
+        *["outputs.backward-through-one"] * (p.backward == "backward_one_output"),
+        *["outputs.gradient-argument"] * (p.backward == "backward_gradient"),
+        *["sequential.same-results"] * bool(p.sequential),
+        *["nested.non-reentrant-participates"] * any(i.place == "nested" for i in grad_inputs),
+        *["kwargs.non-reentrant-forwarded"] * any(i.place == "keyword" for i in grad_inputs),
+        *["reqgrad.non-reentrant-gradients"] * (not any(i.place == "positional" for i in grad_inputs)),
+        *["nesting.correct-gradients"] * any(isinstance(op, Nested) for op in p.ops),
+        *["detached.non-reentrant-supported"] * bool(ops & set(NO_GRAD_SOURCE_OPS)),
+        *["nontensor.arguments-pass-through"] * ("scale" in ops),
+        "api.same-gradients",
+    ]
+
+
+def _forward_clause(p: Program) -> list[str]:
+    contexts = set(p.forward_contexts)
+    return [
+        *["callers.no-grad"] * ("no_grad" in contexts),
+        *["callers.inference-mode"] * ("inference_mode" in contexts),
+        *["rng.same-forward"] * p.random,
+        *["sequential.same-results"] * bool(p.sequential),
+        *["nontensor.outputs-unchanged"] * (p.output == "with-non-tensors"),
+        *["nesting.correct-gradients"] * any(isinstance(op, Nested) for op in p.ops),
+        *["autocast.recompute-under-forward-state"] * ("autocast" in contexts),
+        "api.forward-value",
+    ]
+
+
+def candidates(d: Difference, p: Program) -> list[str]:
+    """The clauses this difference may be charged to, most specific first."""
+    if d.observable == "exception":
+        if p.raises == "forward" and d.step == 0:
+            return ["exceptions.forward-propagates"]
+        if p.raises == "recompute":
+            return ["exceptions.recompute-propagates"]
+        return _forward_clause(p) if d.step == 0 else _gradient_clause(p)
+    if d.observable == "warnings":
+        return ["warnings.explicit-use-reentrant-silent"]
+    if d.observable in ("result", "requires-grad"):
+        if d.step == 0:
+            return _forward_clause(p)
+        return ["rng.stream-restored"] if d.name == "draw random numbers" else ["api.forward-value"]
+    if d.observable == "aliasing":
+        return ["outputs.views-of-inputs"]
+    if d.observable in ("gradients", "gradient-presence", "zero-gradient-for-none"):
+        return _gradient_clause(p)
+    if d.observable == "objects":
+        return ["inputs.unchanged"]
+    if d.observable == "rng":
+        return ["rng.stream-restored"]
+    return ["exceptions.no-leftover-state"]
+
+
+def charged_clause(d: Difference, p: Program) -> str:
+    """The one clause a difference violates: the most specific that binds the program's variant."""
+    clauses = load_clauses()
+    return next(c for c in candidates(d, p) if p.variant in clauses[c].variants)

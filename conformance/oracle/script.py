@@ -1,0 +1,58 @@
+"""A falsifying program as a standalone Python script: torch, the implementation and nothing else.
+
+The script holds the observer (observe.py, verbatim), the program's source and the (step, observable)
+pairs that differed; run as ``python script.py [module]`` it runs the program through the module (by
+default the implementation that failed) and plainly, prints what differs and exits 1, or exits 0.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from conformance.oracle import observe
+from conformance.oracle.program import Program
+
+
+def _observer_source() -> str:
+    """observe.py without its docstring and its __future__ import (the script has its own)."""
+    source = inspect.getsource(observe)
+    return source[source.index("import contextlib"):]
+
+
+def reproducer(program: Program, module: str, differences) -> str:
+    checked = sorted({(d.step, d.observable) for d in differences})
+    found = "\n".join(f"#   {d}" for d in differences)
+    return f'''"""Reproducer written by the conformance oracle: the program below behaves differently checkpointed by
+{module} than run without checkpointing. Needs torch and the implementation only.
+
+    python this_script.py [MODULE]     # MODULE: an implementation of torch.utils.checkpoint's API (default {module})
+
+Exits 1 and prints the differences where they occur, else 0 (torch.utils.checkpoint passes).
+The differences found:
+{found}
+"""
+
+from __future__ import annotations
+
+{_observer_source()}
+
+# ------------------------------------------------------------------------------------------ the program
+
+{program.source()}
+CHECKED = {checked!r}  # the (step, observable) pairs that differed
+
+
+def main(module_name):
+    import importlib
+
+    implementation = importlib.import_module(module_name)
+    differences = [d for d in compare(observe(run, implementation), observe(run, PLAIN)) if (d.step, d.observable) in CHECKED]
+    for d in differences:
+        print(d)
+    print(f"{{module_name}}: {{len(differences)}} difference(s) from the plain run")
+    return 1 if differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else {module!r}))
+'''

@@ -1,0 +1,106 @@
+"""The oracle: a generated program run through checkpoint behaves as the same program run without it.
+
+"checkpoint(function, *args) returns the output of running function on *args", with the same gradients:
+hypothesis builds programs (conformance/oracle/strategies.py: a region from a vocabulary of ops, random
+ones of every kind, modules, in-place ops, nested checkpoints of both variants, several output
+structures, non-tensor and nested and keyword arguments; the options; contexts around the forward and
+the backward; the caller's steps in between and the way it differentiates), runs each twice, plainly and
+checkpointed, and compares every observable at every step (conformance/oracle/observe.py). Only the
+differences a clause declares (``relaxes`` in clauses.toml) are allowed; any other is charged to the
+clause of the observable that differs (conformance/oracle/allowances.py), so its level decides.
+
+A failure shrinks to a minimal program and comes with a standalone script (torch and the implementation
+only) that shows the difference: in the message, and in a file beside the results (``--results``),
+whose path the test's record carries (its ``reproducer``, which the report links).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import event, given, note
+from hypothesis import strategies as st
+
+from conformance import facts, oracle
+from conformance.oracle.script import reproducer as reproducer_script
+from conformance.oracle.strategies import inputs, programs, sequential_programs
+
+SHARED = ("api.forward-value", "api.same-gradients")  # both variants; a failure is recharged to its own clause
+
+
+def check(ckpt, program, request, write_reproducer):
+    note(f"program source:\n{program.source()}")
+    event(f"backward={program.backward}")
+    found = oracle.violations(program, ckpt.impl.module)
+    if not found:
+        return
+    clauses = list(dict.fromkeys(v.clause for v in found))
+    facts.charge(request.node, clauses)
+    script = reproducer_script(program, ckpt.impl.module.__name__, [v.difference for v in found])
+    where = write_reproducer(script) if request.config.getoption("results") else None
+    lines = [f"{v.clause}: {v.difference}" for v in found[:8]]
+    shown = f"reproducer (a standalone script): {where}\n\n{program.source()}" if where else script
+    raise AssertionError(
+        f"the checkpointed program differs from the plain one ({len(found)} difference(s)):\n  " + "\n  ".join(lines)
+        + f"\n\n{shown}")
+
+
+def _features(ckpt):
+    return ckpt.impl.capabilities.features
+
+
+# The kinds of program the tests draw, for a variant and the features claimed (benchmarks/oracle_mutants.py
+# draws the same ones).
+PROGRAMS = {
+    "any": lambda variant, features: programs(variant, features),
+    "random": lambda variant, features: programs(
+        variant, features, random=st.just(True), raises=st.just(""),
+        steps=st.lists(st.sampled_from(("draw", "reseed", "read")), max_size=2).map(tuple)),
+    "caller-context": lambda variant, features: programs(variant, features, forward_contexts=st.lists(
+        st.sampled_from(("no_grad", "autocast", "default_device", "saved_tensors_hooks", "enable_grad")),
+        min_size=1, max_size=2, unique=True).map(tuple)),
+    "arguments": lambda variant, features: programs(
+        variant, features, arguments=inputs(variant, features, first_grad=st.just(True), min_extra=1),
+        raises=st.just(""), forward_contexts=st.just(()),
+        backward=st.sampled_from(("backward", "autograd_grad", "backward_twice", "backward_one_output"))),
+    "sequential": lambda variant, features: sequential_programs(variant, features),
+}
+
+
+def _draw(ckpt, data, kind):
+    return data.draw(PROGRAMS[kind](ckpt.variant, _features(ckpt)), label="program")
+
+
+@pytest.mark.clause(*SHARED)
+@given(data=st.data())
+def test_program_behaves_as_without_checkpoint(ckpt, data, request, reproducer):
+    check(ckpt, _draw(ckpt, data, "any"), request, reproducer)
+
+
+@pytest.mark.clause(*SHARED)
+@given(data=st.data())
+def test_random_program_behaves_as_without_checkpoint(ckpt, data, request, reproducer):
+    """Programs that draw random numbers, with draws between the passes and every backward."""
+    check(ckpt, _draw(ckpt, data, "random"), request, reproducer)
+
+
+@pytest.mark.clause(*SHARED)
+@given(data=st.data())
+def test_program_in_a_caller_context_behaves_as_without_checkpoint(ckpt, data, request, reproducer):
+    """The caller's grad mode, autocast, default device and saved-tensor hooks around the forward."""
+    check(ckpt, _draw(ckpt, data, "caller-context"), request, reproducer)
+
+
+@pytest.mark.clause(*SHARED)
+@given(data=st.data())
+def test_program_over_every_kind_of_argument_behaves_as_without_checkpoint(ckpt, data, request, reproducer):
+    """Several arguments: the same tensor twice, views of one, non-leaves, non-contiguous and integral
+    tensors, in nested containers and keywords (non-reentrant), a non-tensor first or last."""
+    check(ckpt, _draw(ckpt, data, "arguments"), request, reproducer)
+
+
+@pytest.mark.clause("sequential.same-results")
+@given(data=st.data())
+def test_sequential_program_behaves_as_without_checkpoint(ckpt, data, request, reproducer):
+    if "checkpoint_sequential" not in _features(ckpt):
+        pytest.skip("the implementation does not claim checkpoint_sequential")
+    check(ckpt, _draw(ckpt, data, "sequential"), request, reproducer)

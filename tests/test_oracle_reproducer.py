@@ -1,0 +1,38 @@
+"""The oracle's reproducer scripts stand alone: one generated for a mutant fails on it and passes on torch,
+run in a fresh interpreter with nothing of the harness importable but the implementation."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, find, settings
+
+from conformance import oracle
+from conformance.binding import load_implementation
+from conformance.oracle.script import reproducer
+from conformance.oracle.strategies import programs
+
+ROOT = Path(__file__).resolve().parents[1]
+MUTANT = "tests.mutants.rng.rng_forward_reseeded"  # reseeds the RNG before the forward: dropout masks differ
+
+
+def _run(script: Path, module: str) -> subprocess.CompletedProcess:
+    # -I: isolated (no user site, no cwd on sys.path); the mutant's package is reachable through PYTHONPATH only
+    # for the mutant run, so the torch run imports nothing of this checkout.
+    env = {"PYTHONPATH": str(ROOT)} if module.startswith("tests.") else {}
+    return subprocess.run([sys.executable, str(script), module], capture_output=True, text=True, timeout=120,
+                          env={**env, "PATH": "/usr/bin:/bin"}, cwd=script.parent)
+
+
+def test_a_shrunk_reproducer_fails_on_the_mutant_and_passes_on_torch(tmp_path):
+    module = load_implementation(MUTANT).module
+    program = find(programs("non_reentrant", frozenset({"preserve_rng_state"})), lambda p: bool(oracle.violations(p, module)),
+                   settings=settings(max_examples=200, derandomize=True, database=None, deadline=None,
+                                     suppress_health_check=list(HealthCheck)))
+    differences = [v.difference for v in oracle.violations(program, module)]
+    script = tmp_path / "reproducer.py"
+    script.write_text(reproducer(program, MUTANT, differences))
+    on_mutant, on_torch = _run(script, MUTANT), _run(script, "torch.utils.checkpoint")
+    assert on_mutant.returncode == 1, f"the script does not fail on the mutant:\n{on_mutant.stdout}{on_mutant.stderr}"
+    assert "difference" in on_mutant.stdout
+    assert on_torch.returncode == 0, f"the script fails on torch:\n{on_torch.stdout}{on_torch.stderr}"
