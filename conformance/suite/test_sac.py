@@ -67,6 +67,37 @@ def test_selective_checkpoint_gives_uncheckpointed_gradients(ckpt, form):
     assert_same_gradients([x.grad, y.grad], [x_ref.grad, y_ref.grad], ["x gradient", "y gradient"])
 
 
+def sorted_then_scaled(x):
+    """An op with several outputs (sort: values and indices), then a second call of the same op."""
+    values, indices = torch.sort(x, dim=-1)
+    again, _ = torch.sort(values.exp(), dim=0)
+    return again * indices.to(x.dtype)
+
+
+@pytest.mark.clause("sac.same-gradients")
+@pytest.mark.parametrize("saved", ["first-call", "every-call"])
+def test_saved_op_with_several_outputs_gives_uncheckpointed_gradients(ckpt, saved):
+    """The policy speaks of ops, and an op may return several tensors (values and indices): each output of
+    a saved call is what the recompute must use, the n-th call of the op its own saved outputs."""
+    calls = []
+
+    def policy(ctx, op, *args, **kwargs):
+        if op.overloadpacket != aten.sort:
+            return ckpt.CheckpointPolicy.PREFER_RECOMPUTE
+        calls.append(op)
+        save = saved == "every-call" or len(calls) % 2 == 1
+        return ckpt.CheckpointPolicy.MUST_SAVE if save else ckpt.CheckpointPolicy.PREFER_RECOMPUTE
+
+    context_fn = functools.partial(ckpt.create_selective_checkpoint_contexts, policy)
+    x, x_ref = twin_leaves(4, 6, seed=3)
+    out = ckpt.checkpoint(sorted_then_scaled, x, context_fn=context_fn)
+    expected = sorted_then_scaled(x_ref)
+    assert_same_forward(out, expected)
+    out.sum().backward()
+    expected.sum().backward()
+    assert_same_gradients([x.grad], [x_ref.grad], ["x gradient"])
+
+
 def assert_sin_not_recomputed(ckpt, policy):
     counts = ops_run_in_backward(ckpt, policy_saving_sin(ckpt, policy, "PREFER_RECOMPUTE"))
     assert counts["sin"] == 0, f"sin has policy {policy} but ran {counts['sin']} times during backward"
