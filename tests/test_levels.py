@@ -109,7 +109,8 @@ def test_correct_implementations_without_declarations_pass_the_whole_suite(impl,
 
     assert all(named_upstream_bug(r) for r in failing), [(r.nodeid, r.verdict, r.message[:300]) for r in failing]
     assert done.returncode == (1 if failing else 0), done.stdout[-3000:]
-    assert any(r.verdict == "should" for r in records)  # BatchNorm's running statistics: reported, not failed
+    if impl != "tests.correct.reference_alias":  # the reference keeps buffers as the forward left them (issue 27)
+        assert any(r.verdict == "should" for r in records)  # BatchNorm's running statistics: reported, not failed
     if impl == "tests.correct.torch_alias":  # torch's own code: it has both bugs
         assert RRELU_BUG in done.stdout and OFFLOAD_BUG in done.stdout
 
