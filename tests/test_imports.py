@@ -17,6 +17,7 @@ OWN_CODE = ("suite", "fixtures", "adapters")
 LAYERS = (
     ("conformance", "vocabulary", "ids", "dimensions", "assertions", "hypothesis_profiles"),  # plain data
     ("registry", "capabilities", "options"),
+    ("oracle",),  # generated programs, run plainly and checkpointed; reads the registry's relaxations
     ("facts",),  # a test's facts
     ("results",),  # a test's facts and what happened
     ("expectations",),  # what is expected, and the judgement
