@@ -285,8 +285,9 @@ def test_what_the_implementation_notes_during_a_test_goes_with_its_result(tmp_pa
     """The optional ``conformance_notes()`` hook (the compiled rows note graph breaks): each record carries
     what was noted during its test's call, and nothing noted before it (at import, in another test)."""
     out = tmp_path / "notes.json"
+    # Not the oracle's tests: their generated programs nest checkpoints of both variants in one test.
     run_pytest("--impl=tests.broken.notes_every_call", "--clause=api.forward-value", "--variant=non_reentrant",
-               "-p", "no:cacheprovider", f"--results={out}")
+               "-k", "not test_oracle", "-p", "no:cacheprovider", f"--results={out}")
     records = [r for r in read_results(out).records if r.status == "pass"]
     assert records and all(r.notes for r in records)
     assert {n for r in records for n in r.notes} == {"checkpoint called with use_reentrant=False"}
