@@ -10,8 +10,10 @@ it starts inherits: what is left is what that folder holds, and the processes th
 import contextlib
 import os
 import signal
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -43,12 +45,21 @@ def marked(mark: str) -> list[int]:
 
 
 @pytest.fixture
-def interrupted(tmp_path):
+def short_temp():
+    """A temporary folder with a short path: the fork server's socket lives under TMPDIR, and a Unix
+    socket's path has at most 107 bytes, which tox's TMPDIR (``.tox/<env>/tmp``) plus pytest's
+    ``tmp_path`` exceed."""
+    temp = Path(tempfile.mkdtemp(prefix="ci-", dir="/tmp"))
+    yield temp
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.fixture
+def interrupted(tmp_path, short_temp):
     """Runs a command in its own temporary folder, with a mark, until the distributed area's ranks have
     started; sends it a signal (SIGTERM); returns its exit code, its temporary folder, what it printed, and
     the mark. Kills whatever carries the mark afterwards, whatever the test found."""
-    temp, mark = tmp_path / "temp", uuid.uuid4().hex
-    temp.mkdir()
+    temp, mark = short_temp, uuid.uuid4().hex
     output = tmp_path / "output.txt"
     started = []
 
