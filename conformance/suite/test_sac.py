@@ -98,6 +98,64 @@ def test_saved_op_with_several_outputs_gives_uncheckpointed_gradients(ckpt, save
     assert_same_gradients([x.grad], [x_ref.grad], ["x gradient"])
 
 
+def saved_rand_then_random_ops(x, generator):
+    """A random op whose output the policy saves (drawn from `generator`, or the default one), then random
+    ops the recompute runs again (dropout, rand) from the default generator."""
+    noisy = x * torch.rand(x.shape, generator=generator)
+    return torch.nn.functional.dropout(noisy.sin(), 0.5) * torch.rand(x.shape)
+
+
+@pytest.mark.clause("sac.same-gradients")
+@pytest.mark.parametrize("generator", ["default", "explicit"])
+def test_saved_random_op_leaves_the_recomputed_draws_as_in_the_forward(ckpt, generator):
+    """Selective checkpointing is used "with torch.utils.checkpoint.checkpoint", whose recompute replays
+    the forward's random draws (preserve_rng_state defaults to True): a saved random op does not run in the
+    recompute, yet the random ops after it must draw what they drew in the forward, as if it had."""
+    saved = []  # the saved call: the first rand
+
+    def policy(ctx, op, *args, **kwargs):
+        if op.overloadpacket == aten.rand and not saved:
+            saved.append(op)
+            return ckpt.CheckpointPolicy.MUST_SAVE
+        return ckpt.CheckpointPolicy.PREFER_RECOMPUTE
+
+    explicit = torch.Generator().manual_seed(5) if generator == "explicit" else None
+    context_fn = functools.partial(ckpt.create_selective_checkpoint_contexts, policy)
+    x, x_ref = twin_leaves(4, 6, seed=3)
+    torch.manual_seed(11)
+    out = ckpt.checkpoint(saved_rand_then_random_ops, x, explicit, context_fn=context_fn)
+    out.sum().backward()
+    torch.manual_seed(11)
+    if explicit is not None:
+        explicit.manual_seed(5)
+    expected = saved_rand_then_random_ops(x_ref, explicit)
+    expected.sum().backward()
+    assert saved, "the policy never saw the random op rand"
+    assert_same_forward(out, expected)
+    assert_same_gradients([x.grad], [x_ref.grad], ["x gradient (dropout mask and rand drawn again in the recompute)"])
+
+
+@pytest.mark.clause("sac.bool-policy")
+@pytest.mark.parametrize("answer", [True, False])
+def test_policy_answering_a_bool_saves_on_true_and_recomputes_on_false(ckpt, answer):
+    def policy(ctx, op, *args, **kwargs):
+        return answer if op == aten.sin.default else False
+
+    counts = ops_run_in_backward(ckpt, policy)
+    if answer:
+        assert counts["sin"] == 0, f"the policy answered True for sin but sin ran {counts['sin']} times in backward"
+    else:
+        assert counts["sin"] >= 1, f"the policy answered False for sin but sin was not recomputed ({dict(counts)})"
+
+
+@pytest.mark.clause("sac.bad-argument-rejected")
+@pytest.mark.parametrize("argument", ["op-packet-in-list", "neither-list-nor-callable"])
+def test_bad_policy_argument_is_rejected_when_the_contexts_are_made(ckpt, argument):
+    bad, error = ([aten.sin], ValueError) if argument == "op-packet-in-list" else (aten.sin.default.name(), TypeError)
+    with pytest.raises(error):
+        ckpt.create_selective_checkpoint_contexts(bad)
+
+
 def assert_sin_not_recomputed(ckpt, policy):
     counts = ops_run_in_backward(ckpt, policy_saving_sin(ckpt, policy, "PREFER_RECOMPUTE"))
     assert counts["sin"] == 0, f"sin has policy {policy} but ran {counts['sin']} times during backward"
