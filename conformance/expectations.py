@@ -84,7 +84,7 @@ class KnownUpstream:
     implementer to hunt for it. The failure stays a failure."""
 
     test: str  # a substring of the node ids of the tests it fails
-    bug: str  # "owner/repo#N"
+    bug: str  # "owner/repo#N"; for one this project found and has not reported yet, a name saying so
     url: str
     summary: str  # what goes wrong, in a sentence
     clauses: tuple[str, ...] = ()  # optional: only the failures charged to these clauses

@@ -36,7 +36,7 @@ class Expected:
 class KnownBug:
     """A bug of an upstream project (torch) that explains a failure (``[[known_upstream]]``, expectations.toml)."""
 
-    bug: str  # "owner/repo#N"
+    bug: str  # "owner/repo#N"; for one this project found and has not reported yet, a name saying so
     url: str
     summary: str  # what goes wrong, in a sentence
 

@@ -28,7 +28,7 @@ def test_reentrant_only(ckpt):
 
 def run_pytest(*args):
     """pytest in a fresh process from the repo root, as a user would type it."""
-    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=REPO, capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=REPO, capture_output=True, text=True, timeout=600)
 
 
 def inner(pytester, *args):
