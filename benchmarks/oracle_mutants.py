@@ -53,7 +53,7 @@ def run_one(name: str) -> dict:
 
             @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
                       phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
-            @given(program=make(variant, impl.capabilities.features))
+            @given(program=make(variant, impl.capabilities))
             def probe(program):
                 try:
                     violations = oracle.violations(program, impl.module)

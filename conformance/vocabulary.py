@@ -20,6 +20,13 @@ from dataclasses import dataclass
 VARIANTS = ("reentrant", "non_reentrant")  # use_reentrant=True, use_reentrant=False
 DEVICES = ("cpu", "cuda")
 
+# ----------------------------------------------------------------------------- the run's scratch
+
+# Set by ``python -m conformance run`` in each run process: a folder the supervisor removes when the run
+# ends, however its processes ended. A test that leaves files behind on a kill (the distributed area's
+# rank logs) makes them there when it is set.
+SCRATCH_ENV = "CONFORMANCE_SCRATCH_DIR"
+
 # ----------------------------------------------------------------------------------- statuses
 
 # What happened to one test, whatever anybody expected (wptreport's "status").

@@ -69,7 +69,8 @@ def interrupted(tmp_path, short_temp):
                                        env={**os.environ, "TMPDIR": str(temp), MARK: mark})
         started.append(process)
         give_up = time.monotonic() + START_S
-        while not list(temp.glob("conformance-ranks-*/rank*.log")):  # the ranks are up, or coming up
+        # the ranks are up, or coming up (under `conformance run`, in its scratch folder inside temp)
+        while not list(temp.glob("**/conformance-ranks-*/rank*.log")):
             assert process.poll() is None, f"ended before its ranks started:\n{output.read_text()[-3000:]}"
             assert time.monotonic() < give_up, f"no ranks within {START_S} s:\n{output.read_text()[-3000:]}"
             time.sleep(0.1)
@@ -138,3 +139,17 @@ def test_a_sigkill_to_conformance_run_leaves_no_process(interrupted, tmp_path):
         "--clause", "distributed", "--out", str(tmp_path / "out")], signal.SIGKILL)
     assert code == -signal.SIGKILL
     assert_no_process_left(mark, output)
+
+
+def test_a_test_the_runner_stops_for_its_time_leaves_no_folder(short_temp, tmp_path):
+    """The runner kills an attempt whose test outlives --timeout (here: while the ranks start), which gives
+    the test no chance to remove its rank folder: the run's scratch folder, removed with the run, holds it."""
+    mark = uuid.uuid4().hex
+    done = subprocess.run([
+        sys.executable, "-m", "conformance", "run", "--impl", "torch.utils.checkpoint", "--variant", "non_reentrant",
+        "--clause", "distributed", "--timeout", "1", "--slow-timeout", "1", "--out", str(tmp_path / "out")],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
+        env={**os.environ, "TMPDIR": str(short_temp), MARK: mark})
+    results = read_results(tmp_path / "out" / "torch.utils.checkpoint-non_reentrant-cpu.json")
+    assert any(r.status == "timeout" for r in results.records), done.stdout[-3000:]  # some test was stopped
+    assert_nothing_left(short_temp, mark, done.stdout)

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, find, settings
 
 from conformance import oracle
 from conformance.binding import load_implementation
+from conformance.capabilities import Capabilities
 from conformance.oracle.script import reproducer
 from conformance.oracle.strategies import programs
 
@@ -26,7 +27,7 @@ def _run(script: Path, module: str) -> subprocess.CompletedProcess:
 
 def test_a_shrunk_reproducer_fails_on_the_mutant_and_passes_on_torch(tmp_path):
     module = load_implementation(MUTANT).module
-    program = find(programs("non_reentrant", frozenset({"preserve_rng_state"})), lambda p: bool(oracle.violations(p, module)),
+    program = find(programs("non_reentrant", Capabilities(features=frozenset({"preserve_rng_state"}))), lambda p: bool(oracle.violations(p, module)),
                    settings=settings(max_examples=200, derandomize=True, database=None, deadline=None,
                                      suppress_health_check=list(HealthCheck)))
     differences = [v.difference for v in oracle.violations(program, module)]

@@ -34,8 +34,11 @@ def ops(names=tuple(OPS)):
                      st.sampled_from(names), st.integers(0, 2))
 
 
-def nested(random_share):
-    return st.builds(Nested, st.booleans(), st.lists(ops(NESTABLE_OPS), min_size=1, max_size=3).map(tuple))
+def nested(variants):
+    """A checkpoint inside the region, of a variant the implementation claims (one it does not claim
+    would only raise its Unsupported)."""
+    reentrant = st.sampled_from(sorted(variants)).map(lambda v: v == "reentrant")
+    return st.builds(Nested, reentrant, st.lists(ops(NESTABLE_OPS), min_size=1, max_size=3).map(tuple))
 
 
 def inputs(variant, features, first_grad=st.booleans(), min_extra=0):
@@ -66,12 +69,14 @@ def contexts(names, max_size=2):
 
 
 @st.composite
-def programs(draw, variant, features, *, random=st.booleans(), backward=st.sampled_from(tuple(BACKWARDS)),
+def programs(draw, variant, claims, *, random=st.booleans(), backward=st.sampled_from(tuple(BACKWARDS)),
              steps=st.lists(st.sampled_from(tuple(CALLER_STEPS)), max_size=2).map(tuple),
              forward_contexts=None, raises=st.sampled_from(["", "", "", "", "forward", "recompute"]), arguments=None):
-    """A region program: up to six ops (random ones when random draws True), some nested checkpoints."""
+    """A region program: up to six ops (random ones when random draws True), some nested checkpoints; over
+    what the implementation claims (``claims``: its Capabilities)."""
+    features = claims.features
     vocabulary = tuple(OPS) if draw(random) else tuple(op for op in OPS if op not in RANDOM_OPS)
-    body = draw(st.lists(st.one_of(ops(vocabulary), ops(vocabulary), ops(vocabulary), nested(random)),
+    body = draw(st.lists(st.one_of(ops(vocabulary), ops(vocabulary), ops(vocabulary), nested(claims.variants)),
                          min_size=1, max_size=6).map(tuple))
     outputs = tuple(OUTPUTS) if variant == "non_reentrant" else tuple(o for o in OUTPUTS if o not in NESTED_OUTPUTS)
     return Program(
@@ -93,8 +98,9 @@ def programs(draw, variant, features, *, random=st.booleans(), backward=st.sampl
 
 
 @st.composite
-def sequential_programs(draw, variant, features):
+def sequential_programs(draw, variant, claims):
     """A checkpoint_sequential program: up to eight functions, any valid segment count."""
+    features = claims.features
     functions = draw(st.lists(st.sampled_from(tuple(SEQUENTIAL_FUNCTIONS)), min_size=1, max_size=8).map(tuple))
     keep = {"preserve_rng_state"} & set(features)
     return Program(

@@ -39,6 +39,8 @@ import threading
 
 import pytest
 
+from conformance.vocabulary import SCRATCH_ENV
+
 # A module that does not import is left out (numpy is optional for torch).
 PRELOAD = ["torch", "torch._dynamo", "torch.onnx", "numpy", "pytest", "hypothesis", "pytest_timeout", "conformance.run.worker"]
 WATCH_S = 0.05  # where no pidfd tells a run process at once that its attempt ended: how often it looks
@@ -74,6 +76,7 @@ def start_run_process(target, pytest_args: list[str], output: str, fork_attempts
 def serve(pytest_args: list[str], output: str, conn, fork_attempts: bool) -> None:
     """The run process's body: pytest in-process, all output to ``output`` (appended)."""
     os.setsid()  # its own session and process group: the supervisor can end it and its helpers whole
+    os.environ[SCRATCH_ENV] = os.path.dirname(output)  # the lane's folder, removed with the run
     fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)

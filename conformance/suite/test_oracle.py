@@ -44,30 +44,26 @@ def check(ckpt, program, request, write_reproducer):
         + f"\n\n{shown}")
 
 
-def _features(ckpt):
-    return ckpt.impl.capabilities.features
-
-
-# The kinds of program the tests draw, for a variant and the features claimed (benchmarks/oracle_mutants.py
-# draws the same ones).
+# The kinds of program the tests draw, for a variant and what the implementation claims (its Capabilities;
+# benchmarks/oracle_mutants.py draws the same ones).
 PROGRAMS = {
-    "any": lambda variant, features: programs(variant, features),
-    "random": lambda variant, features: programs(
-        variant, features, random=st.just(True), raises=st.just(""),
+    "any": lambda variant, claims: programs(variant, claims),
+    "random": lambda variant, claims: programs(
+        variant, claims, random=st.just(True), raises=st.just(""),
         steps=st.lists(st.sampled_from(("draw", "reseed", "read")), max_size=2).map(tuple)),
-    "caller-context": lambda variant, features: programs(variant, features, forward_contexts=st.lists(
+    "caller-context": lambda variant, claims: programs(variant, claims, forward_contexts=st.lists(
         st.sampled_from(("no_grad", "autocast", "default_device", "saved_tensors_hooks", "enable_grad")),
         min_size=1, max_size=2, unique=True).map(tuple)),
-    "arguments": lambda variant, features: programs(
-        variant, features, arguments=inputs(variant, features, first_grad=st.just(True), min_extra=1),
+    "arguments": lambda variant, claims: programs(
+        variant, claims, arguments=inputs(variant, claims.features, first_grad=st.just(True), min_extra=1),
         raises=st.just(""), forward_contexts=st.just(()),
         backward=st.sampled_from(("backward", "autograd_grad", "backward_twice", "backward_one_output"))),
-    "sequential": lambda variant, features: sequential_programs(variant, features),
+    "sequential": lambda variant, claims: sequential_programs(variant, claims),
 }
 
 
 def _draw(ckpt, data, kind):
-    return data.draw(PROGRAMS[kind](ckpt.variant, _features(ckpt)), label="program")
+    return data.draw(PROGRAMS[kind](ckpt.variant, ckpt.impl.capabilities), label="program")
 
 
 @pytest.mark.clause(*SHARED)
@@ -101,6 +97,6 @@ def test_program_over_every_kind_of_argument_behaves_as_without_checkpoint(ckpt,
 @pytest.mark.clause("sequential.same-results")
 @given(data=st.data())
 def test_sequential_program_behaves_as_without_checkpoint(ckpt, data, request, reproducer):
-    if "checkpoint_sequential" not in _features(ckpt):
+    if "checkpoint_sequential" not in ckpt.impl.capabilities.features:
         pytest.skip("the implementation does not claim checkpoint_sequential")
     check(ckpt, _draw(ckpt, data, "sequential"), request, reproducer)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import pytest
 import torch
-from hypothesis import event, given, note
+from hypothesis import event, example, given, note
 from hypothesis import strategies as st
 
 from conformance.assertions import (
@@ -36,7 +36,7 @@ from conformance.assertions import (
 )
 from conformance.binding import Checkpointer, load_implementation
 from conformance.fixtures import strategies
-from conformance.fixtures.functions import tensors_in
+from conformance.fixtures.functions import STRUCTURES, tensors_in
 from conformance.fixtures.inputs import options_for
 from conformance.fixtures.strategies import Case, SequentialCase, loss_of, seeded_tensor
 
@@ -205,8 +205,17 @@ def check_with_reproducer(ckpt: Checkpointer, check, case) -> None:
 
 # -------------------------------------------------------------------------------------------- tests
 
+def every_structure(test):
+    """An explicit example per output structure, whatever the profile's examples draw (few of them, at 20
+    derandomized ones, reach a plain list or dict output)."""
+    for structure in reversed(STRUCTURES):
+        test = example(case=Case(structure=structure))(test)
+    return test
+
+
 @pytest.mark.clause("api.forward-value")
 @given(case=strategies.cases(structures=strategies.any_structures, argument_kinds=True, output_kinds=True))  # both variants return any structure
+@every_structure
 def test_forward_value_equals_the_functions(ckpt, case):
     check_with_reproducer(ckpt, check_forward_value, case)
 
