@@ -1,14 +1,14 @@
 """Benchmark: the share of the mutant zoo (tests/mutants/) the oracle alone flags (issue 24's measure).
 
-    python benchmarks/oracle_mutants.py [--jobs 2] [--only AREA ...] [--json out.json]
+    python benchmarks/oracle_mutants.py [--jobs 2] [--only AREA ...] [--in-scope] [--json out.json]
 
 Mutants are classified by their TARGET_CLAUSES' areas: those whose clauses speak of values, gradients,
 RNG streams or state (IN_SCOPE) are the measure; the others (counts of recomputations, memory, the
 debug trace, warnings about use_reentrant, selective checkpointing's policies, the determinism check's
-errors, GraphExecGroup, distributed ranks) are run too and reported apart. Each mutant is run through
-the oracle's programs (conformance/suite/test_oracle.py's PROGRAMS, each variant, the conformance-ci
-profile's example count, derandomized), in-process and without shrinking: it is flagged at the first
-program with a difference no clause allows, whatever its level, and the charged clause is reported.
+errors, GraphExecGroup, distributed ranks) are reported apart. Each mutant is run as a user would run the
+oracle alone: ``pytest --impl=tests.mutants.<name> conformance/suite/test_oracle.py`` (the default,
+derandomized conformance-ci profile; -x: the first failure decides) in a process of its own; it is flagged when a test fails, crashes or
+times out, whatever the level of the clause charged, which is reported with the first failure.
 """
 
 from __future__ import annotations
@@ -33,45 +33,29 @@ def areas_of(mutant) -> set[str]:
     return {c.split(".")[0] for c in mutant.TARGET_CLAUSES}
 
 
+FLAGGING = ("fail", "crash", "timeout")  # statuses: what happened, whatever the clause's level
+
+
 def run_one(name: str) -> dict:
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import strategies as st
+    import subprocess
+    import tempfile
 
-    from conformance import oracle
-    from conformance.binding import load_implementation
-    from conformance.hypothesis_profiles import PROFILES
-    from conformance.suite.test_oracle import PROGRAMS
+    from conformance.results import read_results
 
-    impl = load_implementation(f"tests.mutants.{name}")
     mutant = importlib.import_module(f"tests.mutants.{name}")
-    found = []
-    examples = PROFILES["conformance-ci"]["max_examples"]
-    for variant in sorted(impl.capabilities.variants):
-        for kind, make in PROGRAMS.items():
-            if found:
-                break
-
-            @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
-                      phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
-            @given(program=make(variant, impl.capabilities))
-            def probe(program):
-                try:
-                    violations = oracle.violations(program, impl.module)
-                except Exception as exc:  # noqa: BLE001  (a crash of the mutant outside any step counts too)
-                    found.append({"kind": kind, "variant": variant, "clause": "crash", "difference": repr(exc)[:200]})
-                    raise
-                if violations:
-                    v = violations[0]
-                    found.append({"kind": kind, "variant": variant, "clause": v.clause, "difference": str(v.difference)[:300],
-                                  "program": repr(program)})
-                    raise AssertionError("flagged")
-
-            try:
-                probe()
-            except Exception:  # noqa: BLE001  (flagged: recorded in found)
-                pass
+    with tempfile.TemporaryDirectory() as temp:
+        results = Path(temp) / "results.json"
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", f"--impl=tests.mutants.{name}",
+                        f"--results={results}", "conformance/suite/test_oracle.py"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=900)
+        records = read_results(results).records if results.exists() else []
+    failed = [r for r in records if r.status in FLAGGING]
+    first = ({"test": failed[0].nodeid.split("::")[-1], "clause": ", ".join(failed[0].clauses),
+              "difference": failed[0].message.replace("\n", " ")[:300]} if failed else None)
+    if not records:
+        first = {"test": "-", "clause": "no results", "difference": "pytest wrote no results"}
     return {"mutant": name, "targets": mutant.TARGET_CLAUSES, "breaks": mutant.BREAKS,
-            "in_scope": bool(areas_of(mutant) & IN_SCOPE), "flagged": bool(found), "first": found[0] if found else None}
+            "in_scope": bool(areas_of(mutant) & IN_SCOPE), "flagged": bool(failed), "first": first if failed else None}
 
 
 def main():

@@ -34,5 +34,6 @@ def violations(program: Program, implementation) -> list[Violation]:
     # A step that one run rejects (allowed) returns nothing and draws nothing there: what it would have
     # returned, drawn or warned is not compared; the process state and the caller's objects still are.
     rejected = {d.step for d in allowed if d.observable == "exception"}
-    return [Violation(d, charged_clause(d, program)) for d in differences if d not in allowed
+    raised = frozenset(d.step for d in differences if d.observable == "exception" and d not in allowed)
+    return [Violation(d, charged_clause(d, program, raised)) for d in differences if d not in allowed
             and not (d.step in rejected and d.observable not in ("state", "objects"))]

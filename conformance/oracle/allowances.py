@@ -123,8 +123,12 @@ def _forward_clause(p: Program) -> list[str]:
     ]
 
 
-def candidates(d: Difference, p: Program) -> list[str]:
-    """The clauses this difference may be charged to, most specific first."""
+def candidates(d: Difference, p: Program, raised=frozenset()) -> list[str]:
+    """The clauses this difference may be charged to, most specific first (``raised``: the steps whose exception
+    differs between the two runs, not allowed)."""
+    if d.step == 0 and 0 in raised and p.option.get("debug") is True and not p.reentrant:
+        # debug=True only adds information to a checkpoint's errors: a forward that raises with it fails that
+        return ["debug.trace-in-errors"]
     if d.observable == "exception":
         if p.raises == "forward" and d.step == 0:
             return ["exceptions.forward-propagates"]
@@ -148,7 +152,7 @@ def candidates(d: Difference, p: Program) -> list[str]:
     return ["exceptions.no-leftover-state"]
 
 
-def charged_clause(d: Difference, p: Program) -> str:
+def charged_clause(d: Difference, p: Program, raised=frozenset()) -> str:
     """The one clause a difference violates: the most specific that binds the program's variant."""
     clauses = load_clauses()
-    return next(c for c in candidates(d, p) if p.variant in clauses[c].variants)
+    return next(c for c in candidates(d, p, raised) if p.variant in clauses[c].variants)
