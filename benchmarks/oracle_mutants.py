@@ -50,12 +50,15 @@ def run_one(name: str) -> dict:
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
         records = read_results(results).records if results.exists() else []
     failed = [r for r in records if r.status in FLAGGING]
-    first = ({"test": failed[0].nodeid.split("::")[-1], "clause": ", ".join(failed[0].clauses),
-              "difference": failed[0].message.replace("\n", " ")[:300]} if failed else None)
-    if not records:
-        first = {"test": "-", "clause": "no results", "difference": "pytest wrote no results"}
+    if failed:
+        first = {"test": failed[0].nodeid.split("::")[-1], "clause": ", ".join(failed[0].clauses),
+                 "difference": failed[0].message.replace("\n", " ")[:300]}
+    elif not records:  # pytest died before writing any result: the mutant crashed the run
+        first = {"test": "-", "clause": "crash", "difference": "pytest wrote no results"}
+    else:
+        first = None
     return {"mutant": name, "targets": mutant.TARGET_CLAUSES, "breaks": mutant.BREAKS,
-            "in_scope": bool(areas_of(mutant) & IN_SCOPE), "flagged": bool(failed), "first": first if failed else None}
+            "in_scope": bool(areas_of(mutant) & IN_SCOPE), "flagged": first is not None, "first": first}
 
 
 def main():
