@@ -173,7 +173,8 @@ OWN_KEYWORDS = CHECKPOINT_KEYWORDS[1:]  # those an adapter or wrapper passes on 
 # What the oracle (conformance/oracle/) compares between a program's checkpointed and plain runs, step by
 # step (conformance/oracle/observe.py names them the same way).
 ORACLE_OBSERVABLES = {
-    "exception": "whether the step raises, and the exception's type",
+    "exception": "whether the step raises (one run raises, the other does not)",
+    "exception-type": "the exception's type, where both runs raise (a clause relaxing exception relaxes this too)",
     "warnings": "the categories of the warnings the step emits",
     "result": "what the step returns: structure, container types, dtypes, devices, shapes, values",
     "requires-grad": "requires_grad of each tensor the step returns",
@@ -191,6 +192,8 @@ ORACLE_OBSERVABLES = {
 ORACLE_CONDITIONS = {
     "reentrant-input-without-grad": "a reentrant checkpoint (outer or nested) gets no tensor input that requires grad",
     "reentrant-nested-tensors": "the reentrant region gets or returns tensors inside lists, dicts or other containers",
+    "reentrant-closed-over-non-leaf": "the reentrant region uses a tensor bound in a partial that requires grad and is not a leaf",
+    "suppressed-forward-error": "the region raises in the forward under a context_fn whose forward manager swallows it",
     "reentrant-autograd-grad": "the program has a reentrant checkpoint and differentiates with torch.autograd.grad",
     "reentrant-backward-inputs": "the program has a reentrant checkpoint and calls backward(inputs=...)",
     "random-without-preserve": "the region draws random numbers and preserve_rng_state=False",

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from conformance.oracle import observe
 from conformance.oracle.allowances import charged_clause, relaxing_clauses
@@ -25,15 +25,25 @@ class Violation:
 
 
 def violations(program: Program, implementation) -> list[Violation]:
-    """The differences between the program run through the implementation and run plainly that no clause allows."""
+    """The differences between the program run through the implementation and run plainly that no clause
+    allows, each charged to the clause it violates."""
+    found = differences(program, implementation)
+    if found and program.option.get("debug") is True and not program.reentrant \
+            and not differences(replace(program, options=tuple(o for o in program.options if o[0] != "debug")),
+                                implementation):
+        # debug=True only adds information to a checkpoint's errors: what differs only with it violates that
+        return [Violation(d, "debug.trace-in-errors") for d in found]
+    return [Violation(d, charged_clause(d, program)) for d in found]
+
+
+def differences(program: Program, implementation) -> list[observe.Difference]:
+    """What differs between the program run through the implementation and run plainly, less what a clause allows."""
     run = observe.program(program.source())
     expected = observe.observe(run, observe.PLAIN)
     actual = observe.observe(run, implementation)
-    differences = observe.compare(actual, expected)
-    allowed = [d for d in differences if relaxing_clauses(d, program, expected)]
+    found = observe.compare(actual, expected)
+    allowed = [d for d in found if relaxing_clauses(d, program, expected)]
     # A step that one run rejects (allowed) returns nothing and draws nothing there: what it would have
     # returned, drawn or warned is not compared; the process state and the caller's objects still are.
-    rejected = {d.step for d in allowed if d.observable == "exception"}
-    raised = frozenset(d.step for d in differences if d.observable == "exception" and d not in allowed)
-    return [Violation(d, charged_clause(d, program, raised)) for d in differences if d not in allowed
-            and not (d.step in rejected and d.observable not in ("state", "objects"))]
+    rejected = {d.step for d in allowed if d.observable in ("exception", "exception-type")}
+    return [d for d in found if d not in allowed and not (d.step in rejected and d.observable not in ("state", "objects"))]

@@ -20,6 +20,7 @@ This module imports torch and the standard library only: the standalone reproduc
 from __future__ import annotations
 
 import contextlib
+import functools  # noqa: F401  (programs hand checkpoint functools.partial objects)
 import logging
 import sys
 import warnings
@@ -66,6 +67,48 @@ def change_in_place(tensor):
 def noop_contexts():
     """A context_fn that changes nothing."""
     return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def suppressing_contexts():
+    """A context_fn whose forward manager swallows a ValueError (checkpoint must still raise it)."""
+    return contextlib.suppress(ValueError), contextlib.nullcontext()
+
+
+class Token:
+    """An object of the caller's own, passed as a non-tensor argument (the region may compare it by identity)."""
+
+
+class Block(torch.nn.Module):
+    """A module whose forward runs a function, holding the modules the function uses (a model's block)."""
+
+    def __init__(self, function, **modules):
+        super().__init__()
+        self.function = function
+        for name, module in modules.items():
+            self.add_module(name, module)
+
+    def forward(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+
+class Residual(torch.nn.Module):
+    """A block whose forward is more than the chain of its layers."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, h):
+        return h + self.layer(h)
+
+
+class Lambda(torch.nn.Module):
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def forward(self, h):
+        return self.function(h)
 
 
 def total(output) -> float:
@@ -165,6 +208,8 @@ def process_state(hooks_before) -> dict:
 
 
 def _object_summary(obj):
+    if isinstance(obj, list):
+        return summarize(obj)
     if isinstance(obj, torch.nn.Module):
         return ("dict", {n: summarize(p) for n, p in obj.named_parameters()})
     return ("tuple", [summarize(obj), f"is_leaf={obj.is_leaf}", f"stride={tuple(obj.stride())}"])
@@ -175,7 +220,7 @@ def _gradients(watched):
     for name, obj in watched.items():
         if isinstance(obj, torch.nn.Module):
             grads.update({f"{name}.{n}": p.grad for n, p in obj.named_parameters()})
-        elif obj.is_leaf and obj.requires_grad:
+        elif isinstance(obj, torch.Tensor) and obj.is_leaf and obj.requires_grad:
             grads[name] = obj.grad
     return {n: None if g is None else g.detach().clone() for n, g in grads.items()}
 
@@ -267,7 +312,7 @@ class Difference:
 
 
 # What the comparison can find different, in the order it looks.
-OBSERVABLES = ("exception", "warnings", "result", "requires-grad", "aliasing", "gradient-presence",
+OBSERVABLES = ("exception", "exception-type", "warnings", "result", "requires-grad", "aliasing", "gradient-presence",
                "zero-gradient-for-none", "gradients",
                "objects", "rng", "state")
 
@@ -339,7 +384,8 @@ def compare_step(actual: Step, expected: Step) -> list[tuple[str, str]]:
     out = []
     if actual.exception is not expected.exception and not (
             actual.exception and expected.exception and issubclass(actual.exception, expected.exception)):
-        out.append(("exception", f"raises {actual.message or 'nothing'}; the plain run {expected.message or 'raises nothing'}"))
+        both = actual.exception is not None and expected.exception is not None
+        out.append(("exception-type" if both else "exception", f"raises {actual.message or 'nothing'}; the plain run {expected.message or 'raises nothing'}"))
     if actual.warnings != expected.warnings:
         out.append(("warnings", f"warns {list(actual.warnings)}; the plain run {list(expected.warnings)}"))
     results = []

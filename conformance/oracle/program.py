@@ -33,6 +33,11 @@ OPS = {
     "detach": "h = h + h.detach() * 0.5",
     "no_grad_block": "with torch.no_grad():\n    s = h.mean()\nh = h - s",
     "integer_index": "h = h[:, h.argmax(dim=0) % h.shape[-1]]",
+    # a region whose value depends on the object it was passed (an identity lookup, as caches do)
+    "object_identity": "h = h * (1.5 if k is token else 1.0)",
+    # autograd inside the region: a gradient it takes and uses (create_graph), a backward on its own leaf
+    "inner_grad": "with torch.enable_grad():\n    g, = torch.autograd.grad((h * h).sum(), h, create_graph=True)\nh = h + g * 0.1",
+    "inner_backward": "with torch.enable_grad():\n    leaf = h.detach().requires_grad_()\n    (leaf * leaf).sum().backward()\nh = h + leaf.grad",
     # random ops, one of each kind torch has: masks, distributions, permutations, in-place samplers, modules
     "dropout": "h = torch.nn.functional.dropout(h, p=0.5, training=True)",
     "dropout_module": "h = drop(h)",
@@ -48,6 +53,13 @@ RANDOM_OPS = ("dropout", "dropout_module", "rand_like", "randn_like", "bernoulli
               "multinomial")
 ARG_OPS = ("mul_arg", "add_arg", "in_place_add")  # ops that read an argument tensor (not in nested regions)
 NO_GRAD_SOURCE_OPS = ("detach", "no_grad_block")
+# Only the non-reentrant variant records the forward's graph, which autograd inside the region needs;
+# inner_grad also needs h to require grad (the strategies put it after an op with parameters).
+INNER_AUTOGRAD_OPS = ("inner_grad", "inner_backward")
+# What complex tensors support (the rest raise NotImplementedError in both runs: nothing to compare).
+COMPLEX_OPS = ("linear", "functional_linear", "tanh", "sigmoid", "mul_arg", "add_arg", "scale", "matmul", "in_place_add",
+               "detach", "no_grad_block", "object_identity", "rand_like", "randn_like", "randperm", "normal_", "randint",
+               "multinomial")
 
 # The region's output (the docs allow a tensor, a tuple, and under non-reentrant any nesting, with non-tensors)
 OUTPUTS = {
@@ -61,8 +73,12 @@ OUTPUTS = {
     "argument-passed-through": "h, {first}",
     "same-tensor-twice": "h, h",
     "view": "h[0], h.transpose(0, 1)",
+    "multi-output-op": "torch.max(h, dim=-1)",  # a torch.return_types structseq
 }
 NESTED_OUTPUTS = ("list", "dict")
+# Reentrant returns what torch.autograd.Function.apply makes of it: a structseq comes back a plain tuple
+# (torch 2.13; the docs are silent), so only the non-reentrant variant is asked to keep it.
+NON_REENTRANT_OUTPUTS = (*NESTED_OUTPUTS, "multi-output-op")
 
 # Context managers the caller may have active around the forward or the backward.
 CONTEXTS = {
@@ -70,9 +86,20 @@ CONTEXTS = {
     "enable_grad": "torch.enable_grad()",
     "inference_mode": "torch.inference_mode()",
     "autocast": "torch.autocast('cpu', dtype=torch.bfloat16)",
+    "autocast_float16": "torch.autocast('cpu', dtype=torch.float16)",
     "default_device": "torch.device('cpu')",
     "saved_tensors_hooks": "torch.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t)",
 }
+
+# context_fn values (observe.py defines them): one that changes nothing, one whose forward manager swallows
+# the function's exception (the docs: checkpoint still raises it).
+CONTEXT_FNS = ("noop_contexts", "suppressing_contexts")
+
+# Keyword parameters a region with open keywords declares, named like checkpoint's own options.
+OPTION_NAMED_PARAMETERS = ("use_reentrant", "preserve_rng_state", "debug")
+
+# A non-tensor argument that is an object of the caller's (a Token, which the region may compare by identity).
+OBJECT = "<the caller's object>"
 
 # What the caller does between the forward and the backward.
 CALLER_STEPS = {
@@ -91,9 +118,9 @@ BACKWARDS = {
                        ("backward again", "loss_of(out).backward()")],
     "autograd_grad": [("torch.autograd.grad", "torch.autograd.grad(loss_of(out), record.leaves(), allow_unused=True)")],
     "backward_inputs": [("backward(inputs=...)", "loss_of(out).backward(inputs=record.leaves()[:1])")],
-    "backward_one_output": [("backward through the first output", "first_tensor(out).sum().backward()")],
+    "backward_one_output": [("backward through the first output", "loss_of(first_tensor(out)).backward()")],
     "backward_gradient": [("backward(gradient=...)",
-                           "first_tensor(out).backward(gradient=torch.full_like(first_tensor(out), 0.5))")],
+                           "first_tensor(out).real.backward(gradient=torch.full_like(first_tensor(out).real, 0.5))")],
     "double_backward": [("torch.autograd.grad(create_graph=True)",
                          "torch.autograd.grad(loss_of(out), record.leaves(), create_graph=True, allow_unused=True)"),
                         ("backward of the gradients", "loss_of(record.last()).backward()")],
@@ -104,7 +131,8 @@ SEQUENTIAL_FUNCTIONS = {
     "tanh": "torch.nn.Tanh()",
     "relu": "torch.nn.ReLU()",
     "dropout": "torch.nn.Dropout(0.5)",
-    "scale": "(lambda h: h * 0.5)",
+    "scale": "Lambda(lambda h: h * 0.5)",
+    "residual": "Residual(torch.nn.Linear({w}, {w}, dtype={dtype}))",  # a block whose forward is more than its layers
 }
 
 
@@ -117,19 +145,32 @@ INPUT_KINDS = {
     "view-of-first": "x0[:, :]",
     "computed-from-first": "x0 * 2",
     "integral": "torch.randint(0, 3, ({b}, {w}))",
+    "empty": "torch.randn(0, {w}, dtype={dtype}, requires_grad={rg})",
+    "scalar": "torch.randn((), dtype={dtype}, requires_grad={rg})",
+}
+REDUCED_KINDS = ("empty", "scalar")  # do not broadcast against h: the region adds their sum
+OWN_LEAF_KINDS = ("leaf", "transposed", *REDUCED_KINDS)
+
+# How the region is handed to checkpoint: a function, a module (whose forward runs it), the module's bound
+# forward, or a functools.partial of the unbound forward with the module bound (as transformers does).
+FORMS = {
+    "function": "region",
+    "module": "block",
+    "method": "block.forward",
+    "partial": "functools.partial(Block.forward, block)",
 }
 
 
 @dataclass(frozen=True)
 class Input:
     requires_grad: bool = True
-    place: str = "positional"  # positional | nested (in a list argument) | keyword
+    place: str = "positional"  # positional | nested (in a list) | deep (in a tuple in a list) | keyword | bound (in a partial)
     kind: str = "leaf"  # INPUT_KINDS; the first input is always a leaf
 
     @property
     def grad_leaf(self) -> bool:
         """A leaf of the caller's that requires grad (what gradients are observed on)."""
-        return self.requires_grad and self.kind in ("leaf", "transposed")
+        return self.requires_grad and self.kind in OWN_LEAF_KINDS
 
 
 @dataclass(frozen=True)
@@ -158,6 +199,9 @@ class Program:
     sequential: tuple = ()  # non-empty: a checkpoint_sequential program over these SEQUENTIAL_FUNCTIONS
     segments: int = 1
     seed: int = 0
+    form: str = "function"  # FORMS
+    open_keywords: bool = False  # the region also takes OPTION_NAMED_PARAMETERS and **extra, noting in keywords_seen what it was given
+    as_sequential: bool = False  # checkpoint_sequential gets an nn.Sequential rather than a list
 
     # ------------------------------------------------------------------------ facts the conditions read
     @property
@@ -195,37 +239,60 @@ class Program:
         if self.sequential:
             return "\n".join(lines + self._sequential_body(dtype)) + "\n"
         lines += [f"    m{i} = torch.nn.Linear({WIDTH}, {WIDTH}, dtype={dtype})" for i in range(2)]
-        lines += [f"    norm = torch.nn.LayerNorm({WIDTH}, dtype={dtype})", "    drop = torch.nn.Dropout(0.3)"]
+        lines += [f"    norm = torch.nn.LayerNorm({WIDTH}, dtype={dtype})", "    drop = torch.nn.Dropout(0.3)",
+                  "    token = Token()"]
         for i, inp in enumerate(self.inputs):
             rg = inp.requires_grad and inp.kind != "integral"
             lines.append(f"    x{i} = " + INPUT_KINDS[inp.kind].format(b=BATCH, w=WIDTH, dtype=dtype, rg=rg))
         watched = ", ".join([f"x{i}=x{i}" for i in range(len(self.inputs))] + ["m0=m0", "m1=m1", "norm=norm"])
+        if self.open_keywords:
+            lines.append("    keywords_seen = []")
+            watched += ", keywords_seen=keywords_seen"
         lines.append(f"    record.watch({watched})")
         if self.raises == "recompute":
             lines.append("    calls = []")
         for n, nested in enumerate(op for op in self.ops if isinstance(op, Nested)):
             lines += [f"    def inner{n}(h):"] + _indent(self._body(nested.ops), 2) + ["        return h"]
         lines += _indent(self._region(), 1)
+        if self.form != "function":
+            held = ["m0=m0", "m1=m1", "norm=norm"] + ["drop=drop"] * ("dropout_module" in {o.split(":")[0] for o in self.all_ops()})
+            lines.append(f"    block = Block(region, {', '.join(held)})")
+        function = FORMS[self.form]
+        bound = [f"a{i}=x{i}" for i, inp in enumerate(self.inputs) if inp.place == "bound"]
+        if bound:
+            function = (f"functools.partial(Block.forward, block, {', '.join(bound)})" if self.form == "partial"
+                        else f"functools.partial({function}, {', '.join(bound)})")
         call_args = self._call_arguments()
-        lines += _with(self.forward_contexts, [f"out = record('forward', lambda: api.checkpoint(region, {call_args}))"], 1)
+        lines += _with(self.forward_contexts, [f"out = record('forward', lambda: api.checkpoint({function}, {call_args}))"], 1)
         for step in self.steps:
             what, code = CALLER_STEPS[step]
             lines.append(f"    record({what!r}, lambda: {code.format(first_input='x0')})")
         lines += _with(self.backward_contexts, [f"record({what!r}, lambda: {code}, backward=True)" for what, code in BACKWARDS[self.backward]], 1)
         return "\n".join(lines) + "\n"
 
+    def _names(self, place) -> list[str]:
+        return [f"a{i}" for i, inp in enumerate(self.inputs) if inp.place == place]
+
     def _region(self) -> list[str]:
-        positional = [f"a{i}" for i, inp in enumerate(self.inputs) if inp.place == "positional"]
-        nested = [f"a{i}" for i, inp in enumerate(self.inputs) if inp.place == "nested"]
-        keyword = [f"a{i}" for i, inp in enumerate(self.inputs) if inp.place == "keyword"]
-        params = positional + (["nest"] if nested else []) + (["*", *keyword] if keyword else [])
-        params.insert(0 if self.non_tensor_first else len(positional) + bool(nested), "k")
+        positional, nested, deep = self._names("positional"), self._names("nested"), self._names("deep")
+        keywords = self._names("keyword") + self._names("bound")
+        containers = ["nest"] * bool(nested) + ["deep"] * bool(deep)
+        # open keywords: parameters named like checkpoint's own options, and **extra: none of them may be given
+        named = [f"{o}=None" for o in OPTION_NAMED_PARAMETERS] + ["**extra"]
+        params = positional + containers + (["*", *keywords] if keywords or self.open_keywords else []) + named * self.open_keywords
+        params.insert(0 if self.non_tensor_first else len(positional) + len(containers), "k")
         body = [f"{name} = nest[{j}]" for j, name in enumerate(nested)]
+        body += [f"{name} = deep[0][{j}]" for j, name in enumerate(deep)]
         if self.raises == "recompute":
             body += ["calls.append(1)", "if len(calls) > 1:", "    raise ValueError('the region fails when it runs again')"]
         body.append("h = a0")
         # every argument reaches the output, so one dropped, detached or swapped changes the result
-        body += [f"h = h + {name} * {0.5 + i / 10}" for i, name in enumerate(positional[1:] + nested + keyword)]
+        for i, name in enumerate(positional[1:] + nested + deep + keywords):
+            reduced = self.inputs[int(name[1:])].kind in REDUCED_KINDS
+            body.append(f"h = h + {name}{'.sum()' * reduced} * {0.5 + i / 10}")
+        if self.open_keywords:
+            given = " + ".join(f"[{o!r}] * ({o} is not None)" for o in OPTION_NAMED_PARAMETERS)
+            body.append(f"keywords_seen.extend(sorted(set([*extra, *{given}]) - set(keywords_seen)))")
         body += self._body(self.ops)
         if self.raises == "forward":
             body.append("raise ValueError('the region fails')")
@@ -234,30 +301,36 @@ class Program:
 
     def _body(self, ops) -> list[str]:
         lines, nested = [], 0
+        number = isinstance(self.non_tensor, (int, float)) and not isinstance(self.non_tensor, bool)
         for op in ops:
             if isinstance(op, Nested):
                 lines.append(f"h = api.checkpoint(inner{nested}, h, use_reentrant={op.reentrant})")
                 nested += 1
                 continue
             name, _, index = op.partition(":")
-            i = int(index or 0)
-            code = OPS[name].format(x=f"a{i % len(self.inputs)}", m=f"m{i % 2}", k="k" if isinstance(self.non_tensor, (int, float)) and not isinstance(self.non_tensor, bool) else "0.5")
+            i = int(index or 0) % len(self.inputs)
+            argument = f"a{i}" if self.inputs[i].kind != "empty" else "a0"  # an empty tensor does not broadcast
+            code = OPS[name].format(x=argument, m=f"m{i % 2}", k="k" if number else "0.5")
             lines += code.split("\n")
         return lines
 
     def _call_arguments(self) -> str:
         positional = [f"x{i}" for i, inp in enumerate(self.inputs) if inp.place == "positional"]
         nested = [f"x{i}" for i, inp in enumerate(self.inputs) if inp.place == "nested"]
+        deep = [f"x{i}" for i, inp in enumerate(self.inputs) if inp.place == "deep"]
         keyword = [f"a{i}=x{i}" for i, inp in enumerate(self.inputs) if inp.place == "keyword"]
-        args = positional + ([f"[{', '.join(nested)}]"] if nested else []) + keyword
-        args.insert(0 if self.non_tensor_first else len(positional) + bool(nested), repr(self.non_tensor))
+        containers = [f"[{', '.join(nested)}]"] * bool(nested) + [f"[({', '.join(deep)},)]"] * bool(deep)
+        args = positional + containers + keyword
+        non_tensor = "token" if self.non_tensor == OBJECT else repr(self.non_tensor)
+        args.insert(0 if self.non_tensor_first else len(positional) + len(containers), non_tensor)
         return ", ".join(args + [f"use_reentrant={self.reentrant}"] + [f"{k}={_option(v)}" for k, v in self.options])
 
     def _sequential_body(self, dtype) -> list[str]:
         lines = [f"    f{i} = {SEQUENTIAL_FUNCTIONS[f].format(w=WIDTH, dtype=dtype)}" for i, f in enumerate(self.sequential)]
-        lines += [f"    functions = [{', '.join(f'f{i}' for i in range(len(self.sequential)))}]",
+        names = ", ".join(f"f{i}" for i in range(len(self.sequential)))
+        lines += [f"    functions = torch.nn.Sequential({names})" if self.as_sequential else f"    functions = [{names}]",
                   f"    x0 = torch.randn({BATCH}, {WIDTH}, dtype={dtype}, requires_grad={self.inputs[0].requires_grad})"]
-        modules = [f"f{i}=f{i}" for i, f in enumerate(self.sequential) if f != "scale"]
+        modules = [f"f{i}=f{i}" for i in range(len(self.sequential))]
         lines.append(f"    record.watch({', '.join(['x0=x0', *modules])})")
         options = "".join(f", {k}={_option(v)}" for k, v in self.options)
         call = f"api.checkpoint_sequential(functions, {self.segments}, x0, use_reentrant={self.reentrant}{options})"
@@ -270,7 +343,7 @@ class Program:
 
 
 def _option(value) -> str:
-    return "noop_contexts" if value == "noop_contexts" else repr(value)
+    return value if value in CONTEXT_FNS else repr(value)
 
 
 def _indent(lines, levels):

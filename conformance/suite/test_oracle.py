@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from conformance import facts, oracle
 from conformance.oracle.script import reproducer as reproducer_script
-from conformance.oracle.strategies import inputs, programs, sequential_programs
+from conformance.oracle.program import INNER_AUTOGRAD_OPS
+from conformance.oracle.strategies import inputs, ops, options, programs, sequential_programs
 
 SHARED = ("api.forward-value", "api.same-gradients")  # both variants; a failure is recharged to its own clause
 
@@ -52,12 +53,23 @@ PROGRAMS = {
         variant, claims, random=st.just(True), raises=st.just(""),
         steps=st.lists(st.sampled_from(("draw", "reseed", "read")), max_size=2).map(tuple)),
     "caller-context": lambda variant, claims: programs(variant, claims, forward_contexts=st.lists(
-        st.sampled_from(("no_grad", "autocast", "default_device", "saved_tensors_hooks", "enable_grad")),
-        min_size=1, max_size=2, unique=True).map(tuple)),
+        st.sampled_from(("no_grad", "autocast", "autocast_float16", "default_device", "saved_tensors_hooks",
+                         "enable_grad")), min_size=1, max_size=2, unique=True).map(tuple),
+        raises=st.just(""), steps=st.just(()),
+        dtypes=st.sampled_from(("float32", "float32", "bfloat16", "float64"))),  # CPU autocast casts float32
     "arguments": lambda variant, claims: programs(
         variant, claims, arguments=inputs(variant, claims.features, first_grad=st.just(True), min_extra=1),
-        raises=st.just(""), forward_contexts=st.just(()),
+        raises=st.just(""), forward_contexts=st.just(()), steps=st.just(()),
+        dtypes=st.sampled_from(("float64", "float32", "bfloat16", "complex128")),
         backward=st.sampled_from(("backward", "autograd_grad", "backward_twice", "backward_one_output"))),
+    "options": lambda variant, claims: programs(
+        variant, claims, random=st.just(True), raises=st.sampled_from(("", "forward")), forward_contexts=st.just(()),
+        checkpoint_options=options(variant, claims.features, min_size=1, debug=True)),
+    # a gradient taken, or a backward run, inside the region (after a Linear, so that h requires grad)
+    "autograd-inside": lambda variant, claims: programs(
+        variant, claims, raises=st.just(""), forward_contexts=st.just(()),
+        inside=st.tuples(ops(("linear",)), st.sampled_from(INNER_AUTOGRAD_OPS)),
+        checkpoint_options=options(variant, claims.features, min_size=1)),
     "sequential": lambda variant, claims: sequential_programs(variant, claims),
 }
 
@@ -92,6 +104,24 @@ def test_program_over_every_kind_of_argument_behaves_as_without_checkpoint(ckpt,
     """Several arguments: the same tensor twice, views of one, non-leaves, non-contiguous and integral
     tensors, in nested containers and keywords (non-reentrant), a non-tensor first or last."""
     check(ckpt, _draw(ckpt, data, "arguments"), request, reproducer)
+
+
+@pytest.mark.clause(*SHARED)
+@given(data=st.data())
+def test_program_with_each_option_behaves_as_without_checkpoint(ckpt, data, request, reproducer):
+    """checkpoint's own options set explicitly (each value, the defaults included), over random programs and
+    regions that raise."""
+    check(ckpt, _draw(ckpt, data, "options"), request, reproducer)
+
+
+@pytest.mark.clause(*SHARED, "gradmode.non-reentrant-records-graph")
+@given(data=st.data())
+def test_program_with_autograd_inside_behaves_as_without_checkpoint(ckpt, data, request, reproducer):
+    """torch.autograd.grad (create_graph=True) and Tensor.backward called inside the region."""
+    if ckpt.variant == "reentrant":
+        pytest.skip("the reentrant forward records no graph (documented): autograd inside the region is the "
+                    "non-reentrant variant's")
+    check(ckpt, _draw(ckpt, data, "autograd-inside"), request, reproducer)
 
 
 @pytest.mark.clause("sequential.same-results")
