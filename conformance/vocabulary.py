@@ -193,6 +193,11 @@ ORACLE_CONDITIONS = {
     "reentrant-input-without-grad": "a reentrant checkpoint (outer or nested) gets no tensor input that requires grad",
     "reentrant-nested-tensors": "the reentrant region gets or returns tensors inside lists, dicts or other containers",
     "reentrant-closed-over-non-leaf": "the reentrant region uses a tensor bound in a partial that requires grad and is not a leaf",
+    "reentrant-default-device": "a reentrant checkpoint runs under a default device set by the caller (meta)",
+    "random-without-preserve-autograd-inside": "random ops, preserve_rng_state=False, and autograd inside the region, "
+    "whose backward in the forward may read recomputed values",
+    "full-recompute-inside-forward": "autograd inside the region with early_stop=False: the whole function is "
+    "recomputed inside the forward",
     "suppressed-forward-error": "the region raises in the forward under a context_fn whose forward manager swallows it",
     "reentrant-autograd-grad": "the program has a reentrant checkpoint and differentiates with torch.autograd.grad",
     "reentrant-backward-inputs": "the program has a reentrant checkpoint and calls backward(inputs=...)",

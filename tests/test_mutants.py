@@ -20,6 +20,8 @@ UNMUTATED = {
     "targets it where CUDA is present",
     "inputs.changed-between-passes": "OBSERVED, a difference torch shows that the oracle allows (its `relaxes`): "
     "there is no behaviour to break, only one the oracle must not flag",
+    "contextfn.reentrant-default-device-ignored": "OBSERVED, a difference torch shows that the oracle allows (its "
+    "`relaxes`): there is no behaviour to break, only one the oracle must not flag",
     "retain.reentrant-frees-outer-graph": "OBSERVED, a difference torch shows that the oracle allows (its `relaxes`): "
     "there is no behaviour to break, only one the oracle must not flag",
     "outputs.reentrant-requires-grad-from-any-input": "OBSERVED, a difference torch shows that the oracle allows "

@@ -22,6 +22,7 @@ def summaries_in(summary):
     return []
 
 
+META_CONTEXTS = ("default_device_meta", "global_default_device_meta")
 GRAD_SOURCES = ("linear", "functional_linear", "layer_norm")  # ops whose parameters make h require grad
 
 
@@ -62,6 +63,11 @@ CONDITIONS = {
     "reentrant-closed-over-non-leaf": lambda p: p.reentrant and any(
         i.place == "bound" and i.kind in ("view-of-first", "computed-from-first") and p.requires_grad(n)
         for n, i in enumerate(p.inputs)),
+    "reentrant-default-device": lambda p: _has_reentrant(p) and bool(set(META_CONTEXTS) & set(p.forward_contexts)),
+    "random-without-preserve-autograd-inside": lambda p: p.random and p.option.get("preserve_rng_state") is False
+    and bool({op.split(":")[0] for op in p.all_ops()} & set(INNER_AUTOGRAD_OPS)),
+    "full-recompute-inside-forward": lambda p: p.option.get("early_stop") is False
+    and bool({op.split(":")[0] for op in p.all_ops()} & set(INNER_AUTOGRAD_OPS)),
     "suppressed-forward-error": lambda p: p.raises == "forward" and p.option.get("context_fn") == "suppressing_contexts",
     "debug-with-context-fn": lambda p: p.option.get("debug") is True and "context_fn" in p.option,
     "reentrant": lambda p: p.reentrant,
@@ -93,6 +99,7 @@ def _gradient_clause(p: Program) -> list[str]:
     ops = {op.split(":")[0] for op in p.all_ops()}
     inner_autograd = bool(ops & set(INNER_AUTOGRAD_OPS))
     return [
+        *["contextfn.default-device-replayed"] * ("default_device_branch" in ops and bool(set(META_CONTEXTS) & contexts)),
         *["gradmode.inner-backward-full-recompute"] * (inner_autograd and p.option.get("early_stop") is False),
         *["gradmode.non-reentrant-records-graph"] * inner_autograd,
         *["rng.draws-between-passes"] * (p.random and bool(steps & {"draw", "reseed"})),

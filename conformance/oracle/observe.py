@@ -69,6 +69,16 @@ def noop_contexts():
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
+@contextlib.contextmanager
+def default_device_set(device):
+    """torch.set_default_device(device) for the block: the global setter, not the torch.device context."""
+    torch.set_default_device(device)
+    try:
+        yield
+    finally:
+        torch.set_default_device(None)
+
+
 def suppressing_contexts():
     """A context_fn whose forward manager swallows a ValueError (checkpoint must still raise it)."""
     return contextlib.suppress(ValueError), contextlib.nullcontext()

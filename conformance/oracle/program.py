@@ -35,6 +35,8 @@ OPS = {
     "integer_index": "h = h[:, h.argmax(dim=0) % h.shape[-1]]",
     # a region whose value depends on the object it was passed (an identity lookup, as caches do)
     "object_identity": "h = h * (1.5 if k is token else 1.0)",
+    # a region whose value depends on the default device (a factory call without a device lands there)
+    "default_device_branch": "h = h * (2.0 if torch.empty(0).device.type == 'meta' else 1.0)",
     # autograd inside the region: a gradient it takes and uses (create_graph), a backward on its own leaf
     "inner_grad": "with torch.enable_grad():\n    g, = torch.autograd.grad((h * h).sum(), h, create_graph=True)\nh = h + g * 0.1",
     "inner_backward": "with torch.enable_grad():\n    leaf = h.detach().requires_grad_()\n    (leaf * leaf).sum().backward()\nh = h + leaf.grad",
@@ -58,7 +60,7 @@ NO_GRAD_SOURCE_OPS = ("detach", "no_grad_block")
 INNER_AUTOGRAD_OPS = ("inner_grad", "inner_backward")
 # What complex tensors support (the rest raise NotImplementedError in both runs: nothing to compare).
 COMPLEX_OPS = ("linear", "functional_linear", "tanh", "sigmoid", "mul_arg", "add_arg", "scale", "matmul", "in_place_add",
-               "detach", "no_grad_block", "object_identity", "rand_like", "randn_like", "randperm", "normal_", "randint",
+               "detach", "no_grad_block", "object_identity", "default_device_branch", "rand_like", "randn_like", "randperm", "normal_", "randint",
                "multinomial")
 
 # The region's output (the docs allow a tensor, a tuple, and under non-reentrant any nesting, with non-tensors)
@@ -74,6 +76,7 @@ OUTPUTS = {
     "same-tensor-twice": "h, h",
     "view": "h[0], h.transpose(0, 1)",
     "multi-output-op": "torch.max(h, dim=-1)",  # a torch.return_types structseq
+    "detached": "h.detach()",  # no output requires grad
 }
 NESTED_OUTPUTS = ("list", "dict")
 # Reentrant returns what torch.autograd.Function.apply makes of it: a structseq comes back a plain tuple
@@ -88,6 +91,10 @@ CONTEXTS = {
     "autocast": "torch.autocast('cpu', dtype=torch.bfloat16)",
     "autocast_float16": "torch.autocast('cpu', dtype=torch.float16)",
     "default_device": "torch.device('cpu')",
+    # the meta device: a default device other than the CPU that needs no hardware (a factory call without a
+    # device makes a meta tensor); as a torch.device context and through torch.set_default_device
+    "default_device_meta": "torch.device('meta')",
+    "global_default_device_meta": "default_device_set('meta')",
     "saved_tensors_hooks": "torch.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t)",
 }
 

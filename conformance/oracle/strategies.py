@@ -31,6 +31,7 @@ NON_TENSORS = (None, 2, 0.5, True, "label", OBJECT)
 DTYPES = ("float64", "float32", "float32", "bfloat16", "complex128")
 FORWARD_CONTEXTS = tuple(CONTEXTS)
 BACKWARD_CONTEXTS = ("no_grad", "enable_grad", "autocast", "autocast_float16", "saved_tensors_hooks", "default_device")
+FACTORY_OPS = ("randperm", "randint", "multinomial")  # ops that make a tensor on the default device
 NESTABLE_OPS = tuple(op for op in OPS if op not in ("mul_arg", "add_arg", "in_place_add", "scale", *INNER_AUTOGRAD_OPS))
 
 
@@ -48,12 +49,12 @@ def nested(variants, vocabulary=NESTABLE_OPS):
     return st.builds(Nested, reentrant, st.lists(ops(names), min_size=1, max_size=3).map(tuple))
 
 
-def inputs(variant, features, first_grad=st.booleans(), min_extra=0):
+def inputs(variant, features, first_grad=st.booleans(), min_extra=0, max_extra=2):
     places = ["positional", "bound"] + (["nested", "deep"] + ["keyword"] * ("kwargs" in features)
                                         if variant == "non_reentrant" else [])
     first = st.builds(Input, first_grad, st.just("positional"))
     rest = st.lists(st.builds(Input, st.booleans(), st.sampled_from(places), st.sampled_from(tuple(INPUT_KINDS))),
-                    min_size=min_extra, max_size=2)
+                    min_size=min_extra, max_size=max_extra)
     return st.tuples(first, rest).map(lambda fr: (fr[0], *fr[1]))
 
 
@@ -92,6 +93,10 @@ def programs(draw, variant, claims, *, random=st.booleans(), backward=st.sampled
     vocabulary = tuple(OPS) if draw(random) else tuple(op for op in OPS if op not in RANDOM_OPS)
     if dtype.startswith("complex"):
         vocabulary = tuple(op for op in vocabulary if op in COMPLEX_OPS)
+    around = draw(forward_contexts if forward_contexts is not None else contexts(FORWARD_CONTEXTS, 1))
+    if {"default_device_meta", "global_default_device_meta"} & set(around):
+        # a factory call without a device makes a meta tensor, whose values (indices, masks) are undefined
+        vocabulary = tuple(op for op in vocabulary if op not in FACTORY_OPS)
     if variant == "reentrant":  # its forward records no graph (documented): autograd inside has nothing to use
         vocabulary = tuple(op for op in vocabulary if op not in INNER_AUTOGRAD_OPS)
     body = draw(st.lists(st.one_of(ops(vocabulary), ops(vocabulary), ops(vocabulary), nested(claims.variants, vocabulary)),
@@ -106,7 +111,7 @@ def programs(draw, variant, claims, *, random=st.booleans(), backward=st.sampled
         non_tensor_first=draw(st.booleans()),
         dtype=dtype,
         options=draw(checkpoint_options if checkpoint_options is not None else options(variant, features)),
-        forward_contexts=draw(forward_contexts if forward_contexts is not None else contexts(FORWARD_CONTEXTS, 1)),
+        forward_contexts=around,
         steps=draw(steps),
         backward=draw(backward),
         backward_contexts=draw(contexts(BACKWARD_CONTEXTS, 1)),

@@ -53,12 +53,12 @@ PROGRAMS = {
         variant, claims, random=st.just(True), raises=st.just(""),
         steps=st.lists(st.sampled_from(("draw", "reseed", "read")), max_size=2).map(tuple)),
     "caller-context": lambda variant, claims: programs(variant, claims, forward_contexts=st.lists(
-        st.sampled_from(("no_grad", "autocast", "autocast_float16", "default_device", "saved_tensors_hooks",
-                         "enable_grad")), min_size=1, max_size=2, unique=True).map(tuple),
+        st.sampled_from(("no_grad", "autocast", "autocast_float16", "default_device", "default_device_meta",
+                         "global_default_device_meta", "saved_tensors_hooks", "enable_grad")), min_size=1, max_size=2, unique=True).map(tuple),
         raises=st.just(""), steps=st.just(()),
         dtypes=st.sampled_from(("float32", "float32", "bfloat16", "float64"))),  # CPU autocast casts float32
     "arguments": lambda variant, claims: programs(
-        variant, claims, arguments=inputs(variant, claims.features, first_grad=st.just(True), min_extra=1),
+        variant, claims, arguments=inputs(variant, claims.features, first_grad=st.just(True), min_extra=1, max_extra=3),
         raises=st.just(""), forward_contexts=st.just(()), steps=st.just(()),
         dtypes=st.sampled_from(("float64", "float32", "bfloat16", "complex128")),
         backward=st.sampled_from(("backward", "autograd_grad", "backward_twice", "backward_one_output"))),
