@@ -8,7 +8,7 @@ pairs, and CONDITIONS here says what each condition means for a program. Nothing
 from __future__ import annotations
 
 from conformance.oracle.observe import Difference, TensorSummary
-from conformance.oracle.program import ARG_OPS, INNER_AUTOGRAD_OPS, NO_GRAD_SOURCE_OPS, OBJECT, Nested, Program
+from conformance.oracle.program import ARG_OPS, META_CONTEXTS, NO_GRAD_SOURCE_OPS, OBJECT, Nested, Program
 from conformance.registry import load_clauses
 from conformance.vocabulary import ORACLE_CONDITIONS
 
@@ -22,7 +22,6 @@ def summaries_in(summary):
     return []
 
 
-META_CONTEXTS = ("default_device_meta", "global_default_device_meta")
 GRAD_SOURCES = ("linear", "functional_linear", "layer_norm")  # ops whose parameters make h require grad
 
 
@@ -65,9 +64,9 @@ CONDITIONS = {
         for n, i in enumerate(p.inputs)),
     "reentrant-default-device": lambda p: _has_reentrant(p) and bool(set(META_CONTEXTS) & set(p.forward_contexts)),
     "random-without-preserve-autograd-inside": lambda p: p.random and p.option.get("preserve_rng_state") is False
-    and bool({op.split(":")[0] for op in p.all_ops()} & set(INNER_AUTOGRAD_OPS)),
+    and p.autograd_inside,
     "full-recompute-inside-forward": lambda p: p.option.get("early_stop") is False
-    and bool({op.split(":")[0] for op in p.all_ops()} & set(INNER_AUTOGRAD_OPS)),
+    and p.autograd_inside,
     "suppressed-forward-error": lambda p: p.raises == "forward" and p.option.get("context_fn") == "suppressing_contexts",
     "debug-with-context-fn": lambda p: p.option.get("debug") is True and "context_fn" in p.option,
     "reentrant": lambda p: p.reentrant,
@@ -96,8 +95,8 @@ def _gradient_clause(p: Program) -> list[str]:
     """Most specific first: the clause whose sentence speaks of this program's gradients."""
     contexts, steps = set(p.forward_contexts), set(p.steps)
     grad_inputs = [i for n, i in enumerate(p.inputs) if p.requires_grad(n)]
-    ops = {op.split(":")[0] for op in p.all_ops()}
-    inner_autograd = bool(ops & set(INNER_AUTOGRAD_OPS))
+    ops = p.op_names
+    inner_autograd = p.autograd_inside
     return [
         *["contextfn.default-device-replayed"] * ("default_device_branch" in ops and bool(set(META_CONTEXTS) & contexts)),
         *["gradmode.inner-backward-full-recompute"] * (inner_autograd and p.option.get("early_stop") is False),
@@ -134,9 +133,8 @@ def _reads_object(p: Program, ops) -> bool:
 
 def _forward_clause(p: Program) -> list[str]:
     contexts = set(p.forward_contexts)
-    ops = {op.split(":")[0] for op in p.all_ops()}
     return [
-        *["gradmode.non-reentrant-records-graph"] * bool(ops & set(INNER_AUTOGRAD_OPS)),
+        *["gradmode.non-reentrant-records-graph"] * p.autograd_inside,
         *["callers.no-grad"] * ("no_grad" in contexts),
         *["callers.inference-mode"] * ("inference_mode" in contexts),
         *["rng.same-forward"] * p.random,

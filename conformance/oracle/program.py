@@ -97,6 +97,7 @@ CONTEXTS = {
     "global_default_device_meta": "default_device_set('meta')",
     "saved_tensors_hooks": "torch.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t)",
 }
+META_CONTEXTS = ("default_device_meta", "global_default_device_meta")
 
 # context_fn values (observe.py defines them): one that changes nothing, one whose forward manager swallows
 # the function's exception (the docs: checkpoint still raises it).
@@ -223,9 +224,17 @@ class Program:
                 yield op
 
     @property
+    def op_names(self) -> frozenset:
+        """The names of the region's ops, nested checkpoints' included (without their ":i" index)."""
+        return frozenset(op.split(":")[0] for op in self.all_ops())
+
+    @property
     def random(self) -> bool:
-        names = {op.split(":")[0] for op in self.all_ops()} | set(self.sequential)
-        return bool(names & {*RANDOM_OPS, "dropout"})
+        return bool((self.op_names | set(self.sequential)) & {*RANDOM_OPS, "dropout"})
+
+    @property
+    def autograd_inside(self) -> bool:
+        return bool(self.op_names & set(INNER_AUTOGRAD_OPS))
 
     def requires_grad(self, i: int) -> bool:
         """Whether argument i requires grad: a tensor made from the first one as that one does."""
@@ -262,10 +271,10 @@ class Program:
             lines += [f"    def inner{n}(h):"] + _indent(self._body(nested.ops), 2) + ["        return h"]
         lines += _indent(self._region(), 1)
         if self.form != "function":
-            held = ["m0=m0", "m1=m1", "norm=norm"] + ["drop=drop"] * ("dropout_module" in {o.split(":")[0] for o in self.all_ops()})
+            held = ["m0=m0", "m1=m1", "norm=norm"] + ["drop=drop"] * ("dropout_module" in self.op_names)
             lines.append(f"    block = Block(region, {', '.join(held)})")
         function = FORMS[self.form]
-        bound = [f"a{i}=x{i}" for i, inp in enumerate(self.inputs) if inp.place == "bound"]
+        bound = [f"{a}=x{a[1:]}" for a in self._names("bound")]
         if bound:
             function = (f"functools.partial(Block.forward, block, {', '.join(bound)})" if self.form == "partial"
                         else f"functools.partial({function}, {', '.join(bound)})")
@@ -277,8 +286,9 @@ class Program:
         lines += _with(self.backward_contexts, [f"record({what!r}, lambda: {code}, backward=True)" for what, code in BACKWARDS[self.backward]], 1)
         return "\n".join(lines) + "\n"
 
-    def _names(self, place) -> list[str]:
-        return [f"a{i}" for i, inp in enumerate(self.inputs) if inp.place == place]
+    def _names(self, place, prefix="a") -> list[str]:
+        """The arguments in one place: as the region names them (a0, ...) or the caller (x0, ...)."""
+        return [f"{prefix}{i}" for i, inp in enumerate(self.inputs) if inp.place == place]
 
     def _region(self) -> list[str]:
         positional, nested, deep = self._names("positional"), self._names("nested"), self._names("deep")
@@ -322,9 +332,7 @@ class Program:
         return lines
 
     def _call_arguments(self) -> str:
-        positional = [f"x{i}" for i, inp in enumerate(self.inputs) if inp.place == "positional"]
-        nested = [f"x{i}" for i, inp in enumerate(self.inputs) if inp.place == "nested"]
-        deep = [f"x{i}" for i, inp in enumerate(self.inputs) if inp.place == "deep"]
+        positional, nested, deep = (self._names(place, "x") for place in ("positional", "nested", "deep"))
         keyword = [f"a{i}=x{i}" for i, inp in enumerate(self.inputs) if inp.place == "keyword"]
         containers = [f"[{', '.join(nested)}]"] * bool(nested) + [f"[({', '.join(deep)},)]"] * bool(deep)
         args = positional + containers + keyword

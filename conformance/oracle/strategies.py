@@ -15,6 +15,7 @@ from conformance.oracle.program import (
     FORMS,
     INNER_AUTOGRAD_OPS,
     INPUT_KINDS,
+    META_CONTEXTS,
     NON_REENTRANT_OUTPUTS,
     OBJECT,
     OPS,
@@ -94,7 +95,7 @@ def programs(draw, variant, claims, *, random=st.booleans(), backward=st.sampled
     if dtype.startswith("complex"):
         vocabulary = tuple(op for op in vocabulary if op in COMPLEX_OPS)
     around = draw(forward_contexts if forward_contexts is not None else contexts(FORWARD_CONTEXTS, 1))
-    if {"default_device_meta", "global_default_device_meta"} & set(around):
+    if set(META_CONTEXTS) & set(around):
         # a factory call without a device makes a meta tensor, whose values (indices, masks) are undefined
         vocabulary = tuple(op for op in vocabulary if op not in FACTORY_OPS)
     if variant == "reentrant":  # its forward records no graph (documented): autograd inside has nothing to use
