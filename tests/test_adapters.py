@@ -400,6 +400,61 @@ def test_thunder_recompute_runs_under_the_backwards_default_device():
         recomputed.sum().backward()
 
 
+def test_thunder_jit_cannot_differentiate_a_0d_cpu_intermediate_run_autograd_inside_or_take_a_modulo():
+    """Three causes of thunder.jit's own (with and without checkpoint): a 0-d CPU tensor is not broadcast, so its
+    gradient keeps the other operand's shape and sum's backward cannot expand it, an empty argument as a 0-d one;
+    no autograd runs inside the traced region; a tensor has no %."""
+    thunder, checkpointed = _thunder_regions()
+    x = torch.randn(4, 8, requires_grad=True)
+    for region in (checkpointed(_zero_d_and_wide), _zero_d_and_wide):
+        with pytest.raises(RuntimeError, match="attempting to expand a dimension of length 4"):
+            thunder.jit(region)(torch.randn(0, 8, requires_grad=True), x)
+    for region in (checkpointed(_grad_inside), _grad_inside):
+        with pytest.raises(TypeError, match="iteration over a 0-dim tensor"):  # autograd.grad's Python on proxies
+            thunder.jit(region)(x)
+    for region in (checkpointed(_backward_inside), _backward_inside):
+        with pytest.raises(AttributeError, match="Unknown attribute requires_grad_"):
+            thunder.jit(region)(x)
+    for region in (checkpointed(lambda i: i % 8), lambda i: i % 8):  # TensorProxy.__mod__: 'mod' is no method
+        with pytest.raises(TypeError, match="'NoneType' object is not callable"):
+            thunder.jit(region)(torch.arange(8))
+
+
+def test_thunder_checkpoint_redraws_dropout_in_the_backward_on_cpu():
+    """Thunder's checkpoint tags prims.uniform (dropout's draw) RECOMPUTE_IN_BACKWARD, and on CPU the torch executor
+    draws it again in the backward (only nvFuser swaps in a seeded uniform_philox): the gradient follows another mask
+    than the output. In float64 the plain jit draws eager's numbers, so the difference is the checkpoint's."""
+    thunder, checkpointed = _thunder_regions()
+
+    def seeded(region):
+        x = torch.linspace(-1, 1, 64, dtype=torch.float64).reshape(8, 8).requires_grad_()  # sin(x) != 0
+        torch.manual_seed(0)
+        out = region(x)
+        out.sum().backward()
+        return out.detach(), x.grad
+
+    eager_out, eager_grad = seeded(_dropped)
+    plain_out, plain_grad = seeded(thunder.jit(_dropped))
+    out, grad = seeded(thunder.jit(checkpointed(_dropped)))
+    assert torch.equal(plain_out, eager_out) and torch.equal(plain_grad, eager_grad)
+    assert torch.equal(out, eager_out) and not torch.equal(grad, eager_grad), "the backward differentiates another mask"
+
+
+def _dropped(x):
+    return torch.nn.functional.dropout(x.sin(), p=0.5, training=True).exp()
+
+
+def _grad_inside(t):
+    (g,) = torch.autograd.grad((t**3).sum(), t)
+    return t.sin() * g
+
+
+def _backward_inside(t):
+    w = t.detach().requires_grad_()
+    (w**3).sum().backward()
+    return t.sin() * w.grad
+
+
 def _detached(x):
     return x.detach() * 2
 
@@ -482,3 +537,86 @@ def test_returnn_scope_keeps_its_hooks_after_the_call_and_replays_ops_not_the_fu
     assert len(calls) == 1
     del out
     assert torch._C._autograd._top_saved_tensors_default_hooks(False) is None
+
+
+RETURNN_THEN_TORCH = """
+import torch, torch.utils.checkpoint
+from conformance.adapters import returnn
+
+def call(checkpoint, **options):
+    x = torch.randn(3, requires_grad=True)
+    checkpoint(lambda t: (t.sin() * 2).cos(), x, **options).sum().backward()
+
+call(returnn.checkpoint, use_reentrant=False)
+try:
+    call(torch.utils.checkpoint.checkpoint, use_reentrant=False)
+except Exception as error:
+    print(type(error).__name__, error)
+"""
+
+
+def test_returnn_scope_breaks_the_next_saved_tensor_hooks_scope():
+    """After a gradient_checkpoint_scope call whose tensors died, its hooks are still pushed until the next
+    saved_tensors_hooks scope; that scope's enter pops them and restores torch's methods, and its exit, already
+    bound to RETURNN's, raises: here torch's own non-reentrant checkpoint, called next, fails."""
+    _installed("returnn")
+    done = subprocess.run([sys.executable, "-c", RETURNN_THEN_TORCH], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "saved_tensors_hooks __exit__ mismatch" in done.stdout, done.stdout
+
+
+def test_unsloth_reentrant_backward_gives_no_gradient_where_torch_raises():
+    """UnslothCheckpointFunction.backward has torch's 'none of output has requires_grad=True' error commented out: a
+    region whose output needs no gradient gives its input none, silently."""
+    module = _installed("unsloth")
+    x = torch.randn(3, requires_grad=True)
+    module.checkpoint(lambda t: t.detach() * 2, x, use_reentrant=True).sum().backward()
+    assert x.grad is None
+
+
+def test_unsloth_gradient_checkpointer_takes_one_tensor_in_and_one_gradient_back_and_skips_the_reentrant_checks():
+    """Unsloth_Gradient_Checkpointer is built for a decoder layer's hidden state: its first argument goes through
+    save_for_backward, its backward takes one output gradient, and it keeps no _is_checkpoint_valid() check."""
+    module = _installed("unsloth_gradient_checkpoint")
+    x = torch.randn(3, requires_grad=True)
+    with pytest.raises(TypeError, match="save_for_backward can only save variables"):
+        module.checkpoint(lambda flag, t: t * 2, True, x, use_reentrant=True)
+    two = module.checkpoint(lambda t: (t.sin(), t.cos()), x, use_reentrant=True)
+    with pytest.raises(TypeError, match="takes 2 positional arguments"):
+        (two[0] + two[1]).sum().backward()
+    gradient, = torch.autograd.grad(module.checkpoint(torch.sin, x, use_reentrant=True).sum(), x)  # torch raises here
+    torch.testing.assert_close(gradient, x.cos().detach())
+
+
+RETURNN_CTC_LOSS = """
+import torch, torch.utils.checkpoint
+from torch.utils._python_dispatch import TorchDispatchMode
+from conformance.adapters import returnn
+
+class FreshMemoryIsNaN(TorchDispatchMode):  # makes the uninitialized memory a replay reads visible
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func is torch.ops.aten.empty.memory_format and out.is_floating_point():
+            out.fill_(float("nan"))
+        return out
+
+torch.manual_seed(0)
+log_probs = torch.randn(50, 3, 15, dtype=torch.float64).log_softmax(2).detach().requires_grad_()
+targets = torch.randint(1, 15, (3, 30), dtype=torch.int32)
+loss = lambda x: torch.nn.functional.ctc_loss(x, targets, (50, 50, 50), (30, 25, 20))  # reduction="mean"
+for name, checkpoint in (("torch", torch.utils.checkpoint.checkpoint), ("returnn", returnn.checkpoint)):  # torch first: after
+    # a RETURNN scope, torch's own checkpoint meets the exit mismatch (test_returnn_scope_breaks_the_next_...)
+    with FreshMemoryIsNaN():
+        gradient, = torch.autograd.grad(checkpoint(loss, log_probs, use_reentrant=False), log_probs)
+    print(name, int(gradient.isnan().sum()))
+"""
+
+
+def test_returnn_replay_of_ctc_loss_divides_by_memory_it_never_filled():
+    """ctc_loss(reduction='mean') divides by at::tensor(target_lengths), made as aten.empty plus a copy outside the
+    dispatcher: the scope records only the empty, so its replay divides the gradient by uninitialized memory (NaN
+    here, silently wrong values otherwise). torch's checkpoint re-runs the function."""
+    _installed("returnn")
+    done = subprocess.run([sys.executable, "-c", RETURNN_CTC_LOSS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["torch", "0", "returnn", "2250"], done.stdout

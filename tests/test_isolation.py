@@ -5,6 +5,7 @@ import gc
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from conformance import isolation
 from conformance.results import read_results
@@ -29,7 +30,7 @@ def test_a_leak_fails_the_leaking_tests_only(tmp_path):
     assert len(passed) >= 10, f"only {len(passed)} tests passed after the leak was restored"
 
 
-@pytest.mark.parametrize("leak", ["grad mode", "autocast", "hooks", "switch"])
+@pytest.mark.parametrize("leak", ["grad mode", "autocast", "hooks", "dispatch mode", "switch"])
 def test_each_leak_is_named_and_restored(leak):
     import torch.utils.checkpoint as torch_checkpoint
 
@@ -40,6 +41,8 @@ def test_each_leak_is_named_and_restored(leak):
         torch.set_autocast_enabled("cpu", not torch.is_autocast_enabled("cpu"))
     elif leak == "hooks":
         torch._C._autograd._push_saved_tensors_default_hooks(lambda t: t, lambda t: t)
+    elif leak == "dispatch mode":
+        TorchDispatchMode().__enter__()
     else:
         torch_checkpoint._enable_checkpoint_early_stop = False
     changed = isolation.restore_changes(before)
@@ -75,6 +78,41 @@ def test_a_context_a_failure_keeps_suspended_closes_itself_and_pops_its_hooks_on
         gc.collect()
         assert isolation.snapshot() == before, "the leaked context popped a second time when it was let go of"
     finally:
+        while torch._C._autograd._top_saved_tensors_default_hooks(False) is not None:
+            torch._C._autograd._pop_saved_tensors_default_hooks()
+
+
+def _defers_its_exit_to_the_next_hooks_scope():
+    """RETURNN's gradient_checkpoint_scope, in small: its hooks stay pushed after the call returns, and it
+    pops them when the next saved_tensors_hooks scope is entered (it patched the scope's __enter__)."""
+    hooks = torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+    hooks.__enter__()
+    enter = torch.autograd.graph.saved_tensors_hooks.__enter__
+
+    def deferred_exit_then_enter(self):
+        torch.autograd.graph.saved_tensors_hooks.__enter__ = enter
+        hooks.__exit__()
+        return enter(self)
+
+    torch.autograd.graph.saved_tensors_hooks.__enter__ = deferred_exit_then_enter
+    return enter
+
+
+def test_hooks_whose_owner_pops_them_at_the_next_hooks_scope_are_popped_once():
+    outer = (lambda t: t, lambda t: t)
+    torch._C._autograd._push_saved_tensors_default_hooks(*outer)  # a pair below, which must survive
+    enter = torch.autograd.graph.saved_tensors_hooks.__enter__
+    try:
+        before = isolation.snapshot()
+        _defers_its_exit_to_the_next_hooks_scope()
+        changed = isolation.restore_changes(before)
+        assert len(changed) == 1 and changed[0].startswith("saved-tensor hooks stack"), changed
+        assert isolation.snapshot() == before
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):  # the next test's scope
+            pass
+        assert isolation.snapshot() == before, "the owner popped its hooks again, after the isolation had"
+    finally:
+        torch.autograd.graph.saved_tensors_hooks.__enter__ = enter
         while torch._C._autograd._top_saved_tensors_default_hooks(False) is not None:
             torch._C._autograd._pop_saved_tensors_default_hooks()
 

@@ -156,7 +156,7 @@ def candidates(d: Difference, p: Program) -> list[str]:
             return ["exceptions.recompute-propagates"]
         return _forward_clause(p) if d.step == 0 else _gradient_clause(p)
     if d.observable == "warnings":
-        return ["warnings.explicit-use-reentrant-silent"]
+        return ["warnings.explicit-use-reentrant-silent" if "use_reentrant" in d.detail else "warnings.no-warnings-of-its-own"]
     if d.observable in ("result", "requires-grad"):
         if d.step == 0:
             return _forward_clause(p)

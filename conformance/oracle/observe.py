@@ -280,7 +280,7 @@ class Record:
                 value = thunk()
             except Exception as exc:  # noqa: BLE001  (observed: which exception, at which step)
                 step.exception, step.message, value = type(exc), f"{type(exc).__name__}: {exc}"[:300], None
-        step.warnings = tuple(sorted(w.category.__name__ for w in caught))
+        step.warnings = tuple(sorted(_warning(w) for w in caught))
         step.result, step.aliases = summarize(value), aliasing(value, self.watched)
         step.gradients = _gradients(self.watched)
         step.objects = {n: _object_summary(o) for n, o in self.watched.items()}
@@ -322,6 +322,12 @@ class Difference:
 
 
 # What the comparison can find different, in the order it looks.
+def _warning(caught: warnings.WarningMessage) -> str:
+    """A warning's category, and whether it speaks of use_reentrant (a clause of its own): not its wording."""
+    about = " (use_reentrant)" if "use_reentrant" in str(caught.message) else ""
+    return caught.category.__name__ + about
+
+
 OBSERVABLES = ("exception", "exception-type", "warnings", "result", "requires-grad", "aliasing", "gradient-presence",
                "zero-gradient-for-none", "gradients",
                "objects", "rng", "state")

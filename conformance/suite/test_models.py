@@ -37,6 +37,9 @@ try:
     import transformers  # noqa: F401
 except ImportError as exc:  # absent, or not importable with this torch: the area cannot run
     pytest.skip(f"the models area needs transformers (requirements/models.txt): {exc}", allow_module_level=True)
+if int(transformers.__version__.split(".")[0]) < 5:  # its families and hook are transformers 5's (model_families.py)
+    pytest.skip(f"the models area is written for transformers 5 (requirements/models.txt), found {transformers.__version__} "
+                "(an implementation's own pin, e.g. colossalai's)", allow_module_level=True)
 
 from conformance.fixtures import model_families  # noqa: E402
 from conformance.fixtures.model_families import build, checkpointed_layers, inputs  # noqa: E402
@@ -199,6 +202,8 @@ def lora(family, seed=0):
         import peft
     except ImportError as exc:
         pytest.skip(f"the LoRA tests of the models area need peft (requirements/models.txt): {exc}")
+    if not hasattr(peft.PeftModel, "prepare_model_for_gradient_checkpointing"):  # the input-grad switch
+        pytest.skip(f"the LoRA tests of the models area need peft 0.21 (requirements/models.txt), found {peft.__version__}")
     config = peft.LoraConfig(r=4, lora_alpha=8, lora_dropout=model_families.DROPOUT,
                              target_modules=list(family.lora_targets))
     with model_families.seeded(seed):  # the adapters' initial weights (B is zero: start from a nonzero one)

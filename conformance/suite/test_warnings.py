@@ -69,6 +69,20 @@ def test_checkpoint_sequential_with_explicit_use_reentrant_does_not_warn_about_i
     assert not notices, f"use_reentrant={ckpt.use_reentrant} was passed, yet: {[str(w.message)[:100] for w in notices]}"
 
 
+@pytest.mark.clause("warnings.no-warnings-of-its-own")
+def test_checkpoint_of_a_silent_function_warns_nothing(ckpt):
+    """Forward and backward through checkpoint, and through checkpoint_sequential where claimed, of functions
+    that warn nothing, with use_reentrant passed and an input that requires grad: no warning at all."""
+    calls = [lambda: ckpt.checkpoint(sin_exp, leaf()).sum().backward()]
+    if "checkpoint_sequential" in ckpt.impl.capabilities.features:
+        calls.append(lambda: ckpt.sequential(stack(), 2, leaf()).sum().backward())
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert not caught, f"checkpoint warned: {[f'{w.category.__name__}: {str(w.message)[:100]}' for w in caught]}"
+
+
 class GradModeLog:
     """sin -> exp, logging whether grad mode was enabled at each call (forward first, then recomputes)."""
 
