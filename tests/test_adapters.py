@@ -94,8 +94,14 @@ for name in {ADAPTERS!r}:
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in {BLOCKED!r})
 assert not loaded, loaded
 """
+    _in_a_fresh_interpreter(code)
+
+
+def _in_a_fresh_interpreter(code: str) -> str:
+    """Run code in a new Python process (for patches an adapter's package makes process-wide); its stdout."""
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
@@ -560,9 +566,8 @@ def test_returnn_scope_breaks_the_next_saved_tensor_hooks_scope():
     saved_tensors_hooks scope; that scope's enter pops them and restores torch's methods, and its exit, already
     bound to RETURNN's, raises: here torch's own non-reentrant checkpoint, called next, fails."""
     _installed("returnn")
-    done = subprocess.run([sys.executable, "-c", RETURNN_THEN_TORCH], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert "saved_tensors_hooks __exit__ mismatch" in done.stdout, done.stdout
+    printed = _in_a_fresh_interpreter(RETURNN_THEN_TORCH)
+    assert "saved_tensors_hooks __exit__ mismatch" in printed, printed
 
 
 def test_unsloth_reentrant_backward_gives_no_gradient_where_torch_raises():
@@ -617,6 +622,5 @@ def test_returnn_replay_of_ctc_loss_divides_by_memory_it_never_filled():
     dispatcher: the scope records only the empty, so its replay divides the gradient by uninitialized memory (NaN
     here, silently wrong values otherwise). torch's checkpoint re-runs the function."""
     _installed("returnn")
-    done = subprocess.run([sys.executable, "-c", RETURNN_CTC_LOSS], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["torch", "0", "returnn", "2250"], done.stdout
+    printed = _in_a_fresh_interpreter(RETURNN_CTC_LOSS)
+    assert printed.split() == ["torch", "0", "returnn", "2250"], printed
