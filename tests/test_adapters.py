@@ -395,6 +395,28 @@ def test_thunder_recomputes_the_trace_not_the_function():
     assert len(calls) == 1, "the Python function runs once, while tracing: the backward recomputes the trace"
 
 
+def test_thunder_checkpoint_gives_a_parameter_a_wrong_gradient_when_no_input_requires_grad():
+    """A frozen layer plus a trainable low-rank adapter (LoRA's shape) in the region: when the region's input does
+    not require grad, the adapter's first factor gets a wrong gradient, silently; with an input that requires grad,
+    or jitted without checkpoint, every gradient is eager's (no random op: not the recompute's RNG)."""
+    thunder, checkpointed = _thunder_regions()
+    torch.manual_seed(0)
+    frozen = torch.nn.Linear(8, 8).requires_grad_(False)
+    down, up = torch.nn.Parameter(torch.randn(2, 8)), torch.nn.Parameter(torch.randn(8, 2))
+
+    def adapted(x):
+        return torch.tanh(frozen(x) + (x @ down.t()) @ up.t())
+
+    def same_gradients(region, x):
+        eager = torch.autograd.grad(adapted(x).pow(2).sum(), (down, up))
+        compiled = torch.autograd.grad(thunder.jit(region)(x).pow(2).sum(), (down, up))
+        return [torch.allclose(e, c) for e, c in zip(eager, compiled)]
+
+    assert same_gradients(checkpointed(adapted), torch.randn(4, 8)) == [False, True]
+    assert same_gradients(checkpointed(adapted), torch.randn(4, 8, requires_grad=True)) == [True, True]
+    assert same_gradients(adapted, torch.randn(4, 8)) == [True, True]
+
+
 def test_thunder_recompute_runs_under_the_backwards_default_device():
     thunder, checkpointed = _thunder_regions()
     with torch.device("meta"):
