@@ -321,13 +321,13 @@ class Difference:
         return f"step {self.step} ({self.name}): {self.observable}: {self.detail}"
 
 
-# What the comparison can find different, in the order it looks.
 def _warning(caught: warnings.WarningMessage) -> str:
     """A warning's category, and whether it speaks of use_reentrant (a clause of its own): not its wording."""
     about = " (use_reentrant)" if "use_reentrant" in str(caught.message) else ""
     return caught.category.__name__ + about
 
 
+# What the comparison can find different, in the order it looks.
 OBSERVABLES = ("exception", "exception-type", "warnings", "result", "requires-grad", "aliasing", "gradient-presence",
                "zero-gradient-for-none", "gradients",
                "objects", "rng", "state")
