@@ -1,6 +1,7 @@
-"""``python -m conformance run ...`` (run the suite, record results) and ``python -m conformance report
-...`` (render results as static HTML: an index page and its detail pages). ``python -m conformance <command>
---help`` for details."""
+"""``python -m conformance run ...`` (run the suite, record results), ``python -m conformance report
+...`` (render results as static HTML: an index page and its detail pages), ``python -m conformance clauses
+[ID ...]`` (list the clause and area ids) and ``python -m conformance findings [--check]`` (the findings a
+maintainer can file, findings/findings.toml). ``python -m conformance <command> --help`` for details."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import os
 import sys
 from pathlib import Path
 
+from conformance import registry
 from conformance.options import declare
+from conformance.vocabulary import OUTPUT_DIR
 
 
 def main(argv=None) -> int:
@@ -27,7 +30,8 @@ def main(argv=None) -> int:
         "Arguments after `--` go to pytest.",
     )
     declare(run.add_argument, matrix=True)
-    run.add_argument("--out", type=Path, default=Path("reports"), help="directory for results (default: reports)")
+    run.add_argument("--out", type=Path, default=Path(OUTPUT_DIR),
+                     help=f"directory for results, logs and reproducer scripts (default: {OUTPUT_DIR})")
     defaults = Limits()
     run.add_argument("--timeout", type=float, default=defaults.test_timeout, metavar="S",
                      help="per-test limit; a test still running is stopped and recorded as TIMEOUT. torch, pytest and "
@@ -66,21 +70,52 @@ def main(argv=None) -> int:
     report.add_argument("results", nargs="+", type=Path,
                         help="results files (JSON), or directories whose *.json files (at any depth, e.g. one "
                         "folder per shard) are taken")
-    report.add_argument("-o", "--output", type=Path, default=Path("reports/index.html"),
+    report.add_argument("-o", "--output", type=Path, default=Path(OUTPUT_DIR, "index.html"),
                         help="the index page to write; the detail pages go into NAME-details/ beside it "
-                        "(default: reports/index.html, with reports/index-details/)")
+                        f"(default: {OUTPUT_DIR}/index.html, with {OUTPUT_DIR}/index-details/)")
     report.add_argument("--baseline", action="append", type=Path, default=[], metavar="OLD.json",
                         help="earlier results to compare with (repeatable): the page lists cells whose verdict changed")
     report.add_argument("--expectations", type=Path, default=None, metavar="TOML",
                         help="judge the results again against this expectations file (e.g. after editing "
                         "conformance/expectations.toml), without re-running: statuses stay, expectations are recomputed")
     report.add_argument("--title", default="Activation checkpointing conformance")
+    report.add_argument("--findings", type=Path, default=None, metavar="TOML",
+                        help="add the page of the findings a maintainer can file, from this registry "
+                        "(findings/findings.toml), with a copy of each finding's script")
+
+    clauses = commands.add_parser(
+        "clauses", help="list the clause and area ids (--clause takes either) with levels, variants and titles",
+        description="List the clause registry by area: each clause's id, level, the variants it binds and its title. "
+        "Name areas or clauses to list only those, with their texts and sources (and a named clause's note).",
+    )
+    clauses.add_argument("ids", nargs="*", metavar="ID", help="an area id (e.g. rng) or a clause id (e.g. "
+                         "rng.stream-restored) to list (repeatable; default: every clause)")
+    clauses.add_argument("--text", action="store_true", help="show every listed clause's text and source")
+
+    findings = commands.add_parser(
+        "findings", help="list the findings a maintainer can file (findings/findings.toml); --check runs their scripts",
+        description="List the registered findings: bugs of a package (or of torch) behind declared deviations, each "
+        "with a standalone script. With --check, run each script whose package is importable here: it must fail (exit "
+        "1) on the package and pass (exit 0) on torch's checkpoint, or on the reference for torch's own findings; one "
+        "that passes on the package is flagged (fixed upstream?) and fails the check, like a fixed deviation.",
+    )
+    findings.add_argument("--check", action="store_true", help="run the scripts (a package that is absent: not checked)")
+    findings.add_argument("--project", action="append", default=[], metavar="P",
+                          help="only this project's findings (repeatable), e.g. torch, unsloth")
+    findings.add_argument("--registry", type=Path, default=None, metavar="TOML",
+                          help="the registry (default: findings/findings.toml in the current folder, a checkout's root)")
 
     argv = sys.argv[1:] if argv is None else list(argv)
     pytest_args: list[str] = []
     if "--" in argv:
         argv, pytest_args = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
     args = parser.parse_args(argv)
+    asked = args.clause if args.command == "run" else getattr(args, "ids", [])
+    if asked and (unknown := registry.unknown_ids(asked)):
+        option = "--clause: " if args.command == "run" else ""
+        print(f"python -m conformance {args.command}: {option}unknown clause or area id(s): {'; '.join(unknown)}",
+              file=sys.stderr)
+        return 2
     if args.command == "run":
         from conformance.run import expand, run_all, shard
 
@@ -92,12 +127,21 @@ def main(argv=None) -> int:
                        strict_levels=args.strict_levels)
     if pytest_args:
         parser.error("arguments after -- are for `run` only")
+    if args.command == "findings":
+        from conformance import findings
+
+        return findings.main(args.registry or findings.FINDINGS_PATH, projects=args.project, run_checks=args.check)
+    if args.command == "clauses":
+        from conformance.listing import listing
+
+        print(listing(args.ids, text=args.text))
+        return 0
     from conformance.report import write_report
 
     try:
         results = [f for p in args.results for f in (sorted(p.rglob("*.json")) if p.is_dir() else [p])]
         path = write_report(results, args.output, baseline=args.baseline, title=args.title,
-                            expectations=args.expectations)
+                            expectations=args.expectations, findings=args.findings)
     except (OSError, ValueError) as exc:
         print(f"python -m conformance report: {exc}", file=sys.stderr)
         return 2

@@ -5,9 +5,41 @@ missing gradient is far outside them, float reassociation noise is inside."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 
 import torch
+
+from conformance.adapters._support import Unsupported
+from conformance.causes import Differs, exception_cause
+
+
+def _check(condition, observable: str, detail: str) -> None:
+    """``assert condition`` whose failure's cause is a difference in ``observable`` (conformance/causes.py)."""
+    if not condition:
+        raise Differs(observable, detail)
+
+
+def _assert_close(actual, expected, observable: str, what) -> None:
+    """torch.testing.assert_close, failing with the difference as its cause; what(message) words it."""
+    try:
+        torch.testing.assert_close(actual, expected)
+    except AssertionError as exc:
+        raise Differs(observable, what(str(exc))) from None
+
+
+def of_the_draws(assertion):
+    """The assertion, for runs whose only source of difference is their random draws (an rng clause's tests): a
+    difference it finds is the RNG's, whatever it shows in (conformance/causes.py)."""
+    @functools.wraps(assertion)
+    def checked(*args, **kwargs):
+        try:
+            assertion(*args, **kwargs)
+        except Differs as exc:
+            cause = exc.causes[0]
+            raise Differs("rng", f"{cause.name} differ(s) in a run whose only difference can be its random draws: "
+                                 f"{cause.detail}") from None
+    return checked
 
 
 def _flat(values):
@@ -22,35 +54,35 @@ def assert_same_forward(actual, expected, what="output", *, same_types=False):
     which torch.testing.assert_close cannot compare) equal. With ``same_types`` (assert_same_output) each
     container and item is of the very type the function returned, and every non-tensor item is equal."""
     if same_types:
-        assert type(actual) is type(expected), (
-            f"{what}: the function returned a {type(expected).__name__}, checkpoint a {type(actual).__name__}")
+        _check(type(actual) is type(expected), "result",
+               f"{what}: the function returned a {type(expected).__name__}, checkpoint a {type(actual).__name__}")
     if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
-        assert len(actual) == len(expected), f"{what}: {len(expected)} items returned, checkpoint gives {len(actual)}"
+        _check(len(actual) == len(expected), "result", f"{what}: {len(expected)} items returned, checkpoint gives {len(actual)}")
         for i, (a, e) in enumerate(zip(actual, expected)):
             assert_same_forward(a, e, f"{what}[{i}]", same_types=same_types)
     elif isinstance(expected, dict) and isinstance(actual, dict):
-        assert list(actual) == list(expected), f"{what}: keys {list(expected)} returned, checkpoint gives {list(actual)}"
+        _check(list(actual) == list(expected), "result", f"{what}: keys {list(expected)} returned, checkpoint gives {list(actual)}")
         for key in expected:
             assert_same_forward(actual[key], expected[key], f"{what}[{key!r}]", same_types=same_types)
     elif isinstance(expected, torch.Tensor) or not same_types and (
             expected is None or isinstance(expected, (int, float, complex))):
-        torch.testing.assert_close(actual, expected, msg=lambda m: f"checkpointed {what} differs from the un-checkpointed {what}: {m}")
+        _assert_close(actual, expected, "result", lambda m: f"checkpointed {what} differs from the un-checkpointed {what}: {m}")
     else:
-        assert type(actual) is type(expected) and actual == expected, (
-            f"{what}: the function returned {expected!r}, checkpoint {actual!r}")
+        _check(type(actual) is type(expected) and actual == expected, "result",
+               f"{what}: the function returned {expected!r}, checkpoint {actual!r}")
 
 
 def assert_same_gradients(actual, expected, names=None):
     """Each gradient equals the un-checkpointed run's; None (no gradient) must match None."""
     actual, expected = _flat(actual), _flat(expected)
     names = names or [f"gradient {i}" for i in range(len(expected))]
-    assert len(actual) == len(expected), f"expected {len(expected)} gradients, got {len(actual)}"
+    _check(len(actual) == len(expected), "gradient-presence", f"expected {len(expected)} gradients, got {len(actual)}")
     for name, a, e in zip(names, actual, expected):
         if e is None:
-            assert a is None, f"{name}: the un-checkpointed run gives no gradient, the checkpointed run gives one"
+            _check(a is None, "gradient-presence", f"{name}: the un-checkpointed run gives no gradient, the checkpointed run gives one")
             continue
-        assert a is not None, f"{name}: missing (None) where the un-checkpointed run has a gradient"
-        torch.testing.assert_close(a, e, msg=lambda m, name=name: f"{name} differs from the un-checkpointed run: {m}")
+        _check(a is not None, "gradient-presence", f"{name}: missing (None) where the un-checkpointed run has a gradient")
+        _assert_close(a, e, "gradients", lambda m, name=name: f"{name} differs from the un-checkpointed run: {m}")
 
 
 def grads_of(tensors):
@@ -65,21 +97,21 @@ def assert_no_gradients(tensors, names=None):
     """None of the tensors received a gradient."""
     for i, t in enumerate(tensors):
         name = names[i] if names else f"tensor {i}"
-        assert t.grad is None, f"{name} received a gradient, but the clause says it gets none"
+        _check(t.grad is None, "gradient-presence", f"{name} received a gradient, but the clause says it gets none")
 
 
 def assert_rng_stream_unchanged(expected_next_draw, *, device="cpu", what="after backward"):
     """The next draw from the global RNG equals the one the un-checkpointed run saw at this point."""
     actual = torch.rand(expected_next_draw.shape, device=device)
-    assert torch.equal(actual, expected_next_draw), (
-        f"the RNG stream seen outside the checkpoint {what} differs from the un-checkpointed run's: "
-        "the recompute advanced (or did not restore) the global RNG state"
-    )
+    _check(torch.equal(actual, expected_next_draw), "rng",
+           f"the RNG stream seen outside the checkpoint {what} differs from the un-checkpointed run's: "
+           "the recompute advanced (or did not restore) the global RNG state")
 
 
 @contextlib.contextmanager
-def assert_warns(category=UserWarning, what="a warning"):
-    """At least one warning of category is emitted inside the block (deduplication disabled)."""
+def assert_warns(category=Warning, what="a warning"):
+    """At least one warning of category is emitted inside the block (deduplication disabled). Where the docs
+    name no category (they never do for checkpoint's warnings), any Warning is a warning."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield caught
@@ -88,21 +120,36 @@ def assert_warns(category=UserWarning, what="a warning"):
     )
 
 
-# Exception families for rejections whose type the docs do not fix. A rejection must come from one of
-# the family the clause names: an adapter's Unsupported, a NameError or an AttributeError (a crash, not a
-# rejection) never satisfies it.
+# What satisfies a check that an error is raised. Where the docs name the type, that type. Where they name
+# none ("the backward pass will raise an error", "only supported if use_reentrant=False"), any exception
+# (ANY_ERROR): the implementation's own class, a RuntimeError, a ValueError alike. Only a crash is never a
+# rejection: an AttributeError or a NameError (code failing on its way to a check), an AssertionError, an
+# adapter's Unsupported (the harness cannot make the call). An OBSERVED clause, which records torch's
+# behaviour where the docs are silent, names torch's family (INVALID_ARGUMENT: torch's ValueError, or the
+# TypeError of a signature).
+ANY_ERROR = (Exception,)
+CRASHES = (AttributeError, NameError, AssertionError, Unsupported)
 INVALID_ARGUMENT = (TypeError, ValueError)  # a call whose arguments the function does not accept
-AUTOGRAD_ERROR = (RuntimeError,)  # an error autograd (or CheckpointError, a RuntimeError) raises
+
+
+def satisfies(raised: BaseException, expected) -> bool:
+    """raised is what a check that expects ``expected`` (a type, a tuple of types, ANY_ERROR) accepts."""
+    return isinstance(raised, expected) and not (expected is ANY_ERROR and isinstance(raised, CRASHES))
 
 
 def _names(expected) -> str:
+    if expected is ANY_ERROR:
+        return f"any exception but a crash ({', '.join(e.__name__ for e in CRASHES)})"
     expected = expected if isinstance(expected, tuple) else (expected,)
     return " or ".join(e.__name__ for e in expected)
 
 
 def _unexpected(other, expected, what) -> AssertionError:
-    return AssertionError(f"unexpected exception {type(other).__name__}: {str(other)[:200]} "
-                          f"(expected {what}: {_names(expected)})")
+    """The failure of a check that wanted another exception: its cause is the exception that was raised."""
+    error = AssertionError(f"unexpected exception {type(other).__name__}: {str(other)[:200]} "
+                           f"(expected {what}: {_names(expected)})")
+    error.causes = (exception_cause(other),)
+    return error
 
 
 @contextlib.contextmanager
@@ -112,11 +159,11 @@ def assert_raises(expected, what="an error"):
     reported as unexpected, with its traceback chained."""
     try:
         yield
-    except expected:
+    except Exception as raised:  # noqa: BLE001  (judged by satisfies: what is not accepted is reported)
+        if not satisfies(raised, expected):
+            raise _unexpected(raised, expected, what) from raised
         return
-    except Exception as other:  # noqa: BLE001  (reported, not accepted)
-        raise _unexpected(other, expected, what) from other
-    raise AssertionError(f"expected {what} ({_names(expected)}), nothing was raised")
+    raise Differs("exception", f"expected {what} ({_names(expected)}), nothing was raised")
 
 
 def backward_of_sum(output):
@@ -130,12 +177,12 @@ def assert_rejected(expected, what, call, *args, then=None, **kwargs):
     it instead: the rejection happens at the call or at backward, nothing in between counts."""
     try:
         result = call(*args, **kwargs)
-    except expected:
+    except Exception as raised:  # noqa: BLE001  (judged by satisfies: what is not accepted is reported)
+        if not satisfies(raised, expected):
+            raise _unexpected(raised, expected, what) from raised
         return
-    except Exception as other:  # noqa: BLE001  (reported, not accepted)
-        raise _unexpected(other, expected, what) from other
     if then is None:
-        raise AssertionError(f"expected {what} ({_names(expected)}), the call returned normally")
+        raise Differs("exception", f"expected {what} ({_names(expected)}), the call returned normally")
     with assert_raises(expected, f"{what} (at backward, since the call returned)"):
         then(result)
 

@@ -11,11 +11,13 @@ judge recorded results against an edited expectations file.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conformance.capabilities import Capabilities
+from conformance.causes import Pattern, unmatched
 from conformance.facts import Expected, Facts, KnownBug
 from conformance.ids import canonical_id
 from conformance.registry import Clause, load_clauses
@@ -25,23 +27,53 @@ from conformance.vocabulary import release_of
 EXPECTATIONS_PATH = Path(__file__).with_name("expectations.toml")
 
 
+def _names(value) -> tuple[str, ...]:
+    """A field that names one thing or several (``impl``, ``clause``, ``test``): always a tuple."""
+    return (value,) if isinstance(value, str) else tuple(value or ())
+
+
+def _cause(entry: dict, where: str) -> tuple[Pattern, ...]:
+    try:
+        return Pattern.parse(entry["cause"]) if "cause" in entry else ()
+    except (TypeError, ValueError, re.error) as bad:
+        raise ValueError(f"{where}: its cause is malformed: {bad}") from None
+
+
 @dataclass(frozen=True)
 class Deviation:
-    impl: str  # the implementation's canonical id (any spelling in the file is canonicalized)
-    clause: str
+    """A known deviation: the tests it covers (implementations, clauses, optionally a variant, a device and
+    node-id substrings, each field one name or several) fail, for ``reason``, the way ``cause`` says
+    (conformance/causes.py). One cause, one entry: a cause several rows or clauses show is written once."""
+
+    impl: tuple[str, ...]  # canonical ids (any spelling in the file is canonicalized)
+    clause: tuple[str, ...]
     reason: str
     variant: str | None = None
     device: str | None = None
-    test: str | tuple[str, ...] | None = None  # a node id substring, or several: any of them
+    test: tuple[str, ...] = ()  # node id substrings: any of them; () for every test
+    cause: tuple[Pattern, ...] = ()  # what the failure looks like; () only in entries written before causes
+
+    @property
+    def by_cause(self) -> bool:
+        """Declared by its cause over a scope (no test ids): a test of the scope that passes is a pass, and the
+        declaration goes stale when no test of a whole run fails with its cause. Otherwise each test it names is
+        expected to fail (a pass is a fixed deviation), as before causes."""
+        return bool(self.cause) and not self.test
+
+    @property
+    def expected(self) -> Expected:
+        return Expected("deviation", self.reason)
+
+    def covers(self, *, impl: str, variant, clauses=(), device=None, nodeid: str = "", **_) -> bool:
+        return self.matches(impl=impl, clauses=clauses, variant=variant, device=device, nodeid=nodeid)
 
     def matches(self, *, impl: str, clauses, variant, device, nodeid: str) -> bool:
-        tests = (self.test,) if isinstance(self.test, str) else self.test
         return (
-            self.impl == impl
-            and self.clause in clauses
+            impl in self.impl
+            and bool(set(self.clause) & set(clauses))
             and self.variant in (None, variant)
             and self.device in (None, device)
-            and (tests is None or any(test in nodeid for test in tests))
+            and (not self.test or any(test in nodeid for test in self.test))
         )
 
 
@@ -51,29 +83,53 @@ def load_deviations(path: Path = EXPECTATIONS_PATH) -> list[Deviation]:
     known = load_clauses()
     deviations = []
     for entry in entries:
-        if isinstance(entry.get("test"), list):  # frozen, like the rest of a Deviation
-            entry = {**entry, "test": tuple(entry["test"])}
-        deviation = Deviation(**{**entry, "impl": canonical_id(entry.get("impl", ""))})
-        if deviation.clause not in known:
-            raise ValueError(f"{path}: deviation names unknown clause {deviation.clause!r}")
+        where = f"{path}: deviation for {entry.get('impl')}/{entry.get('clause')}"
+        deviation = Deviation(**{**entry, "impl": tuple(canonical_id(i) for i in _names(entry.get("impl"))),
+                                 "clause": _names(entry.get("clause")), "test": _names(entry.get("test")),
+                                 "cause": _cause(entry, where)})
+        unknown = [c for c in deviation.clause if c not in known]
+        if unknown or not deviation.clause:
+            raise ValueError(f"{where}: names unknown clause(s) {unknown or '(none)'}")
+        if not deviation.impl:
+            raise ValueError(f"{where}: names no implementation")
         if not deviation.reason.strip():
-            raise ValueError(f"{path}: deviation for {deviation.impl}/{deviation.clause} has no reason")
+            raise ValueError(f"{where}: has no reason")
         deviations.append(deviation)
     return deviations
 
 
 def expected_for(*, impl: str, capabilities: Capabilities, clause_ids, variant: str | None, device: str | None,
-                 nodeid: str, deviations: list[Deviation], clauses: dict[str, Clause]) -> Expected | None:
+                 nodeid: str, deviations: list[Deviation], clauses: dict[str, Clause], causes=()) -> Expected | None:
     """What is expected of one test of ``impl``: a declared deviation first, else an unclaimed
-    capability, else nothing (it is expected to pass)."""
-    for deviation in deviations:
-        if deviation.matches(impl=impl, clauses=clause_ids, variant=variant, device=device, nodeid=nodeid):
-            return Expected("deviation", deviation.reason)
+    capability, else nothing (it is expected to pass). A failure (``causes``) is expected by the deviations
+    covering the test only where each of its causes matches one of their causes."""
+    declared = [d for d in deviations
+                if d.matches(impl=impl, clauses=clause_ids, variant=variant, device=device, nodeid=nodeid)]
+    if not causes:  # planned, or passed: only the declarations that expect each test they cover to fail
+        declared = [d for d in declared if not d.by_cause]
+    if declared and (not causes or explains(declared, causes)):
+        return declared[0].expected
     features = [f for cid in clause_ids if cid in clauses for f in clauses[cid].features]
     unclaimed = capabilities.unclaimed(variant=variant, device=device, features=features)
     if unclaimed:
         return Expected("unsupported", f"{impl} does not claim {', '.join(unclaimed)}")
     return None
+
+
+def explains(declarations, causes) -> bool:
+    """Whether the declarations covering a failure explain it: each of its causes matches a cause one of them
+    declares. A declaration written before causes (none given) explains whatever fails under it."""
+    if any(not d.cause for d in declarations):
+        return True
+    return not unmatched(causes, [p for d in declarations for p in d.cause])
+
+
+def unexplained(declarations, causes) -> str:
+    """Why declarations that cover a failure do not explain it ("declared for X, this is Y")."""
+    patterns = [p for d in declarations for p in d.cause]
+    others = unmatched(causes, patterns)
+    return (f"declared ({'; '.join(dict.fromkeys(str(p) for p in patterns))}) for: {declarations[0].reason[:200]}; "
+            f"this failure is {'; '.join(str(c)[:200] for c in others)}")
 
 
 @dataclass(frozen=True)
@@ -89,10 +145,12 @@ class KnownUpstream:
     summary: str  # what goes wrong, in a sentence
     clauses: tuple[str, ...] = ()  # optional: only the failures charged to these clauses
     variant: str | None = None
+    cause: tuple[Pattern, ...] = ()  # optional: only the failures that look so (conformance/causes.py)
 
-    def explains(self, *, nodeid: str, clauses, variant) -> bool:
+    def explains(self, *, nodeid: str, clauses, variant, causes=()) -> bool:
         return (self.test in nodeid and self.variant in (None, variant)
-                and (not self.clauses or bool(set(self.clauses) & set(clauses))))
+                and (not self.clauses or bool(set(self.clauses) & set(clauses)))
+                and (not self.cause or not causes or not unmatched(causes, self.cause)))
 
     @property
     def known_bug(self) -> KnownBug:
@@ -108,7 +166,8 @@ def load_known_upstream(path: Path = EXPECTATIONS_PATH) -> list[KnownUpstream]:
     with open(path, "rb") as f:
         entries = tomllib.load(f).get("known_upstream", [])
     known = load_clauses()
-    bugs = [KnownUpstream(**{**entry, "clauses": tuple(entry.get("clauses", ()))}) for entry in entries]
+    bugs = [KnownUpstream(**{**entry, "clauses": tuple(entry.get("clauses", ())),
+                             "cause": _cause(entry, f"{path}: known upstream bug {entry.get('bug')}")}) for entry in entries]
     for bug in bugs:
         if not set(bug.clauses) <= set(known):
             raise ValueError(f"{path}: known upstream bug {bug.bug} names unknown clauses {bug.clauses}")
@@ -121,19 +180,20 @@ class Breakage:
     implementation, optionally one variant, optionally on one torch release), declared once instead
     of once per clause. Stale when none of the row's tests fails any more."""
 
-    impl: str
+    impl: tuple[str, ...]  # one row or several that share the cause
     reason: str
     variant: str | None = None
     torch: str | None = None  # a torch release "x.y": the breakage holds only when that torch is under test
     clauses: tuple[str, ...] = ()  # where one row has several root causes: the tests (of these clauses) each covers
+    cause: tuple[Pattern, ...] = ()  # what its failures look like (conformance/causes.py)
 
     @property
     def expected(self) -> Expected:
         """What a failing test of its row is expected to be."""
         return Expected("deviation", f"known breakage: {self.reason}")
 
-    def covers(self, *, impl: str, variant, torch_release: str, clauses=()) -> bool:
-        return (self.impl == impl and self.variant in (None, variant) and self.torch in (None, torch_release)
+    def covers(self, *, impl: str, variant, torch_release: str, clauses=(), **_) -> bool:
+        return (impl in self.impl and self.variant in (None, variant) and self.torch in (None, torch_release)
                 and (not self.clauses or bool(set(self.clauses) & set(clauses))))
 
 
@@ -143,7 +203,9 @@ def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
     cause of its own was declared for."""
     with open(path, "rb") as f:
         entries = tomllib.load(f).get("breakage", [])
-    breakages = [Breakage(**{**entry, "impl": canonical_id(entry["impl"]), "clauses": tuple(entry.get("clauses", ()))})
+    breakages = [Breakage(**{**entry, "impl": tuple(canonical_id(i) for i in _names(entry["impl"])),
+                             "clauses": tuple(entry.get("clauses", ())),
+                             "cause": _cause(entry, f"{path}: breakage of {entry['impl']}")})
                  for entry in entries]
     known = load_clauses()
     for breakage in breakages:
@@ -175,17 +237,31 @@ def judge(facts: Facts, *, nodeid: str, status: str, impl: str, capabilities: Ca
     every clause the test would have checked). A declared deviation first, else a capability not claimed,
     else, for a failure, a row's declared breakage; and the known upstream bug a failure matches."""
     clauses = load_clauses() if clauses is None else clauses
+    causes = facts.causes if status == "fail" else ()
     expected = expected_for(impl=impl, capabilities=capabilities, clause_ids=facts.clauses, variant=facts.variant,
-                            device=facts.device, nodeid=nodeid, deviations=expectations.deviations, clauses=clauses)
+                            device=facts.device, nodeid=nodeid, deviations=expectations.deviations, clauses=clauses,
+                            causes=causes)
     upstream = None
     if status == "fail":
         if expected is None:
             breakage = next((b for b in expectations.breakages if b.covers(
-                impl=impl, variant=facts.variant, torch_release=torch_release, clauses=facts.clauses)), None)
+                impl=impl, variant=facts.variant, torch_release=torch_release, clauses=facts.clauses)
+                and (not causes or explains([b], causes))), None)
             expected = breakage and breakage.expected
         upstream = next((bug.known_bug for bug in expectations.known_upstream
-                         if bug.explains(nodeid=nodeid, clauses=facts.clauses, variant=facts.variant)), None)
+                         if bug.explains(nodeid=nodeid, clauses=facts.clauses, variant=facts.variant, causes=causes)), None)
     return replace(facts.charged(facts.clauses), expected=expected, upstream=upstream)
+
+
+def mismatch(facts: Facts, *, nodeid: str, impl: str, torch_release: str, expectations: Expectations) -> str | None:
+    """For a failure no declaration explains: why the declarations that cover it by their scope do not (their
+    cause is another), or None where none covers it."""
+    if not facts.causes:
+        return None
+    scope = dict(impl=impl, clauses=facts.clauses, variant=facts.variant)
+    declared = [d for d in expectations.deviations if d.matches(**scope, device=facts.device, nodeid=nodeid)] or [
+        b for b in expectations.breakages if b.covers(**scope, torch_release=torch_release)]
+    return unexplained(declared, facts.causes) if declared and not explains(declared, facts.causes) else None
 
 
 def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Clause] | None = None,
@@ -210,18 +286,24 @@ def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Cl
     return Results(header=header, records=records)
 
 
-def stale_breakages(results: Results, breakages: list[Breakage]) -> list[Breakage]:
-    """The breakages that cover tests of this run but explain none of them: the row no longer fails
-    the way its breakage says. Judge only a whole row's run (a run narrowed to some clauses may hold
-    none of the row's failing tests)."""
+def stale_breakages(results: Results, breakages: list) -> list:
+    """The breakages (and deviations declared by cause, :attr:`Deviation.by_cause`) that cover tests of this
+    run but explain none of them: the row no longer fails the way its declaration says. Judge only a whole
+    row's run (a run narrowed to some clauses may hold none of the row's failing tests)."""
     ran = [r for r in results.records if r.status not in ("skip", "not_run")]
     covering = [b for b in breakages if any(_covers(b, results.header, r) for r in ran)]
     return [b for b in covering if not any(r.expected == b.expected for r in ran)]
 
 
-def _covers(breakage: Breakage, header: dict, record) -> bool:
-    return breakage.covers(impl=_impl(header), variant=record.variant,
+def _covers(breakage, header: dict, record) -> bool:
+    return breakage.covers(impl=_impl(header), variant=record.variant, device=record.device, nodeid=record.nodeid,
                            torch_release=release_of(header.get("torch", "")), clauses=record.clauses)
+
+
+def run_level(expectations: "Expectations") -> list:
+    """The declarations judged over a whole run (stale when none of the tests they cover fails as they say):
+    breakages, and deviations declared by cause."""
+    return [*expectations.breakages, *(d for d in expectations.deviations if d.by_cause)]
 
 
 def _impl(header: dict) -> str:

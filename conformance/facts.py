@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
+from conformance.causes import Cause
 from conformance.registry import level_of
 from conformance.vocabulary import EXPECTED_KINDS
 
@@ -55,10 +56,12 @@ class Facts:
     notes: tuple[str, ...] = ()  # what the implementation noted while the test ran (docs/IMPLEMENTING.md)
     upstream: KnownBug | None = None  # the known upstream bug its failure matches
     reproducer: str | None = None  # a standalone script reproducing its failure, relative to the results file
+    causes: tuple[Cause, ...] = ()  # what its failure looks like (conformance/causes.py); () where it did not fail
 
     def __post_init__(self):
         object.__setattr__(self, "clauses", tuple(self.clauses))
         object.__setattr__(self, "notes", tuple(self.notes))
+        object.__setattr__(self, "causes", tuple(Cause.from_json(c) for c in self.causes))
         if isinstance(self.expected, dict):
             object.__setattr__(self, "expected", Expected(**self.expected))
         if isinstance(self.upstream, dict):
@@ -68,7 +71,7 @@ class Facts:
 
     def to_json(self) -> dict:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data.update(clauses=list(self.clauses), notes=list(self.notes),
+        data.update(clauses=list(self.clauses), notes=list(self.notes), causes=[c.to_json() for c in self.causes],
                     expected=self.expected and vars(self.expected), upstream=self.upstream and vars(self.upstream))
         return data
 

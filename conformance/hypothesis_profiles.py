@@ -10,8 +10,15 @@ plugin configures a run (never at import):
 - ``conformance-dev``: random, a few more examples, for local work (failures are replayed from
   .hypothesis/);
 - ``conformance-thorough``: many examples, for a release or a new implementation's first run.
+
+The run's profile (``--hypothesis-profile``, else ``conformance-ci``) is loaded again after each file is
+collected (this module's hook, registered by the plugin): collecting the sweeps imports
+``torch.testing._internal.common_utils``, which registers and loads torch's own ``dev`` profile (10 examples,
+the function-scoped fixture health check on; ``pytorch_ci`` where CI is set), and the property tests and the
+results header must have the run's, whatever file was collected first.
 """
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 PREFIX = "conformance-"
@@ -42,6 +49,19 @@ def register_profiles() -> None:
 
 def load_default_profile() -> None:
     settings.load_profile(DEFAULT_PROFILE)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """After each file (each collector) is collected, the run's profile is in force again: a test module
+    imported next captures it (``@given`` takes ``settings.default`` when it decorates), and so do the
+    results header and the run's plan."""
+    try:
+        return (yield)
+    finally:
+        wanted = collector.config.getoption("hypothesis_profile", None) or DEFAULT_PROFILE
+        if settings.get_current_profile_name() != wanted:
+            settings.load_profile(wanted)
 
 
 def active_profile() -> str | None:

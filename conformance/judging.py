@@ -21,6 +21,7 @@ records): the run then exits non-zero.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import pytest
@@ -28,6 +29,7 @@ import torch
 
 from conformance import expectations, facts
 from conformance.binding import Implementation
+from conformance.causes import causes_of
 from conformance.facts import Facts
 from conformance.recording import STRICT_XPASS
 from conformance.results import Record, Results
@@ -68,12 +70,17 @@ class Judge:
             if report.failed and test.expected is not None:
                 report.outcome, report.wasxfail = "skipped", _reason(test.expected)
             return report
+        if report.failed:  # what the failure looks like: what a declaration must match to explain it
+            test = replace(test, causes=causes_of(call.excinfo.value if call.excinfo else None))
         judged = self._judge(test, item.nodeid, "fail" if report.failed else "pass")
         facts.write(item, judged)  # the teardown's report carries them too
         facts.write(report, judged)
         self.judged.append(Record(item.nodeid, judged, "fail" if report.failed else "pass"))
         if report.failed:
-            _fail(report, judged, strict_levels=self.config.getoption("strict_levels"))
+            _fail(report, judged, strict_levels=self.config.getoption("strict_levels"),
+                  mismatch=expectations.mismatch(judged, nodeid=item.nodeid, impl=self.impl.id,
+                                                 torch_release=release_of(torch.__version__),
+                                                 expectations=self.expectations))
         elif judged.expected is not None:
             _pass(report, judged.expected)
         return report
@@ -85,7 +92,7 @@ class Judge:
         if self._stale is None:
             whole_row = not (config.getoption("clause") or config.getoption("keyword") or config.getoption("markexpr"))
             header = {"implementation": self.impl.id, "torch": torch.__version__} if self.impl else {}
-            self._stale = expectations.stale_breakages(Results(header, self.judged), self.expectations.breakages) \
+            self._stale = expectations.stale_breakages(Results(header, self.judged), expectations.run_level(self.expectations)) \
                 if whole_row and self.impl else []
         return self._stale
 
@@ -95,8 +102,8 @@ class Judge:
 
     def pytest_terminal_summary(self, terminalreporter, config):
         for breakage in self.stale_breakages():
-            terminalreporter.line(f"stale known breakage (no test of its row failed; remove it from expectations.toml): "
-                                  f"{breakage.impl} {breakage.variant or ''} {breakage.torch or ''}: {breakage.reason}",
+            terminalreporter.line(f"stale declaration (no test it covers failed as it says; remove it from expectations.toml): "
+                                  f"{'/'.join(breakage.impl)} {breakage.variant or ''}: {breakage.reason}",
                                   red=True)
 
 
@@ -104,12 +111,14 @@ def _reason(expected) -> str:
     return f"{'expected deviation' if expected.kind == 'deviation' else 'unsupported'}: {expected.reason}"
 
 
-def _fail(report, judged: Facts, *, strict_levels: bool) -> None:
-    if judged.upstream is not None:
-        crash = getattr(report.longrepr, "reprcrash", None)
-        if crash is not None:  # the line the summary, the results file and the report show
-            crash.message = "\n".join([crash.message, judged.upstream.note])
-        report.sections.append(("known upstream bug", judged.upstream.note))
+def _fail(report, judged: Facts, *, strict_levels: bool, mismatch: str | None = None) -> None:
+    for title, line in (("known upstream bug", judged.upstream and judged.upstream.note),
+                        ("a declaration covers this test, not this failure", mismatch)):
+        if line:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            if crash is not None:  # the line the summary, the results file and the report show
+                crash.message = "\n".join([crash.message, line])
+            report.sections.append((title, line))
     if judged.expected is not None:
         report.outcome, report.wasxfail = "skipped", _reason(judged.expected)
     elif judged.level != BINDING_LEVEL and not strict_levels:

@@ -27,7 +27,7 @@ def declare(add, *, matrix: bool = False) -> None:
         help=f"devices for device-parametrized tests{', each in its own run (repeatable)' if matrix else ''}; CUDA "
         f"tests skip where CUDA is absent (default: {'cpu' if matrix else 'all'})")
     add("--clause", action="append", default=[], metavar="ID",
-        help="run only the tests of this clause id or area id (repeatable)")
+        help="run only the tests of this clause id or area id (repeatable; `python -m conformance clauses` lists them)")
     add("--strict-levels", action="store_true", default=False,
         help="fail the run on failing tests of SHOULD, MAY and OBSERVED clauses too (by default only a MUST binds: "
         "those read 'SHOULD unmet' / 'differs from torch' and leave the exit status alone)")

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import binding, facts, hypothesis_profiles, isolation, levels, options, registry, releases
+from conformance import (binding, facts, failure_summary, hypothesis_profiles, isolation, levels, modules_not_run,
+                         options, registry, releases)
 from conformance.expectations import EXPECTATIONS_PATH, Expectations
 from conformance.facts import clause_ids_of, item_param
 from conformance.judging import Judge
@@ -30,7 +31,7 @@ SUITE_DIR = Path(__file__).with_name("suite")
 IMPLEMENTATION = pytest.StashKey["binding.Implementation"]()
 UNTESTED = pytest.StashKey[list]()  # the clauses the run selected that got no test
 JUDGE = pytest.StashKey[Judge]()
-HOOK_MODULES = (levels, isolation, releases)  # registered by this plugin, and nowhere else
+HOOK_MODULES = (levels, isolation, releases, hypothesis_profiles, failure_summary, modules_not_run)  # registered by this plugin, and nowhere else
 
 
 def pytest_addoption(parser):
@@ -42,6 +43,9 @@ def pytest_addoption(parser):
                     help="the declared known deviations (default: the harness's expectations.toml)")
     group.addoption("--conformance-plan", metavar="PATH", default=None,
                     help="(used by `python -m conformance run`) write the collected tests and the header here as JSON")
+    group.addoption("--conformance-reproducers", metavar="DIR", default=None,
+                    help="(used by `python -m conformance run`) write the reproducer scripts into DIR, the folder beside "
+                    "the run's results file (default: RESULTS-reproducers/ beside --results, else reports/reproducers/IMPL/)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads the --hypothesis-profile it was given
@@ -53,12 +57,12 @@ def pytest_configure(config):
     if config.getoption("hypothesis_profile", None) is None:  # an explicit --hypothesis-profile wins
         hypothesis_profiles.load_default_profile()
     try:
-        clauses = registry.load_clauses()
+        registry.load_clauses()
     except registry.RegistryError as exc:
         raise pytest.UsageError(f"conformance/clauses.toml: {exc}") from None
-    unknown = [c for c in config.getoption("clause") if c not in clauses and c not in registry.load_areas()]
+    unknown = registry.unknown_ids(config.getoption("clause"))
     if unknown:
-        raise pytest.UsageError(f"--clause: unknown clause or area id(s): {', '.join(unknown)}")
+        raise pytest.UsageError(f"--clause: unknown clause or area id(s): {'; '.join(unknown)}")
     if config.getoption("impl") is not None:
         implementation(config)  # fail fast on a bad --impl, before collection
     for module in HOOK_MODULES:
@@ -110,6 +114,7 @@ def header(config) -> dict:
         "implementation_version": impl.version,
         "capabilities": impl.capabilities.to_json(),
         "strict_levels": config.getoption("strict_levels"),
+        "modules_not_run": modules_not_run.recorded(),  # whole areas that skipped at collection, and why
         **environment(config),
     }
 

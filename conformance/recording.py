@@ -24,7 +24,8 @@ from conformance.results import Record, Results, write_results
 MESSAGE_LIMIT = 4000
 STRICT_XPASS = "[XPASS(strict)]"  # pytest's longrepr for a strict xfail test that passed
 
-def _message(report) -> str:
+def message_of(report) -> str:
+    """The message of one phase's report: the exception (no traceback), or a skip's reason."""
     longrepr = report.longrepr
     if longrepr is None:
         return ""
@@ -74,7 +75,7 @@ class Recorder:
         test = facts.read(report)
         if test is None:
             return  # not a conformance test
-        status, message = status_of(report), _message(report)
+        status, message = status_of(report), message_of(report)
         if report.when == "call" and status == "pass" and message.startswith(STRICT_XPASS):
             message = "the declared deviation did not occur (remove it from expectations.toml): " + message
         record = self.records.get(report.nodeid)
@@ -104,13 +105,14 @@ def environment(config) -> dict:
         "torch": torch.__version__,
         "cuda_available": torch.cuda.is_available(),
         "python": sys.version.split()[0],
+        "interpreter": sys.executable,  # what reruns a test in the environment that ran it (the report's commands)
         "platform": platform.platform(),
         "variant": config.getoption("variant"),
         "device": config.getoption("device"),
         "harness": conformance.__version__,
         "hypothesis": {
             "version": hypothesis.__version__,
-            "profile": getattr(hypothesis.settings, "_current_profile", None),
+            "profile": hypothesis.settings.get_current_profile_name(),
             "max_examples": current.max_examples,
             "derandomize": current.derandomize,
         },

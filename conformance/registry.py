@@ -6,6 +6,7 @@ what a clause is. It imports neither pytest nor torch, so the report renderer ca
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
 from dataclasses import dataclass
@@ -29,6 +30,12 @@ CLAUSES_PATH = Path(__file__).with_name("clauses.toml")
 # not break the contract.
 TEXT_KINDS = ("quote", "paraphrase")
 
+# A clause's source is something a user can open: the public address of the page or pull request it quotes
+# (a versioned docs page, e.g. https://pytorch.org/docs/2.1/checkpoint.html), or the docstring of an object of
+# the named torch release, read with help() (e.g. docstring:torch==2.13.0:torch.utils.checkpoint.checkpoint).
+URL_SOURCE = re.compile(r"https://[^\s]+")
+DOCSTRING_SOURCE = re.compile(r"docstring:torch==(?P<version>\d+\.\d+(\.\d+)?):(?P<object>[A-Za-z_][\w.]*)")
+
 
 class RegistryError(ValueError):
     """The clause file is malformed."""
@@ -41,7 +48,7 @@ class Clause:
     title: str
     level: str  # MUST | SHOULD | MAY | OBSERVED
     variants: tuple[str, ...]  # which variant(s) the clause binds
-    source: str  # "spec-sources/<file>" or "docstring:torch==<version>:<object>"
+    source: str  # "https://..." (the page or pull request) or "docstring:torch==<version>:<object>"
     text: str  # the spec sentence the clause derives from
     text_kind: str = "quote"  # "quote": verbatim from source; "paraphrase": our wording
     features: tuple[str, ...] = ()  # optional capabilities the clause needs (see capabilities.py)
@@ -60,6 +67,18 @@ class Clause:
     def is_documented(self) -> bool:
         """The clause states the documented contract (not only torch's behaviour where the docs are silent)."""
         return self.level in DOCUMENTED_LEVELS
+
+    @property
+    def source_url(self) -> str:
+        """The address to open the source at; "" for a docstring (read it with help())."""
+        return self.source if URL_SOURCE.fullmatch(self.source) else ""
+
+    @property
+    def source_label(self) -> str:
+        """The source as a reader names it: "torch 2.13.0 docstring of torch.utils.checkpoint.checkpoint", or
+        the address."""
+        docstring = DOCSTRING_SOURCE.fullmatch(self.source)
+        return f"torch {docstring['version']} docstring of {docstring['object']}" if docstring else self.source
 
 
 def _parse(entry: dict, areas: dict[str, str]) -> Clause:
@@ -87,6 +106,8 @@ def _parse(entry: dict, areas: dict[str, str]) -> Clause:
         "binds no variant" * (not clause.variants),
         f"unknown area {clause.area!r}" * (clause.area not in areas),
         f"unknown text_kind {clause.text_kind!r}" * (clause.text_kind not in TEXT_KINDS),
+        f"source {clause.source!r} is neither an https address nor docstring:torch==VERSION:OBJECT"
+        * (not (URL_SOURCE.fullmatch(clause.source) or DOCSTRING_SOURCE.fullmatch(clause.source))),
         "dimensions must be a list of strings" * (not all(isinstance(d, str) for d in clause.dimensions)),
         f"since {clause.since!r} is not a release 'x.y'" * (clause.since != "" and not re.fullmatch(r"\d+\.\d+", clause.since)),
     ]
@@ -126,3 +147,19 @@ def level_of(clause_ids) -> str:
     registry does not know counts as a MUST)."""
     clauses = load_clauses()
     return strictest(clauses[cid].level if cid in clauses else "?" for cid in clause_ids)
+
+
+def unknown_ids(ids) -> list[str]:
+    """For each of ``ids`` that names neither a clause nor an area, what to say: the id and the nearest known
+    id, or, with none near, where to look the ids up. [] when every id is known."""
+    clauses, areas = load_clauses(), load_areas()
+    known = [*areas, *clauses]
+    problems = []
+    for unknown in (i for i in ids if i not in clauses and i not in areas):
+        nearest = difflib.get_close_matches(unknown, known, n=1)
+        area = unknown.split(".")[0]
+        hint = (f"did you mean {nearest[0]!r}?" if nearest
+                else f"no such clause in area {area!r}; list them with: python -m conformance clauses {area}"
+                if area in areas else f"the areas are {', '.join(areas)}; list the clauses with: python -m conformance clauses")
+        problems.append(f"{unknown!r} ({hint})")
+    return problems

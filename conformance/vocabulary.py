@@ -27,6 +27,14 @@ DEVICES = ("cpu", "cuda")
 # rank logs) makes them there when it is set.
 SCRATCH_ENV = "CONFORMANCE_SCRATCH_DIR"
 
+# ---------------------------------------------------------------------------------- the outputs
+
+# The folder (relative to where the command runs; git ignores it, README.md names it) that gets what the harness
+# writes unless told otherwise: `run`'s results, `report`'s pages, a plain pytest run's reproducer scripts.
+OUTPUT_DIR = "reports"
+# Reproducer scripts go into `<results stem>-reproducers/` beside a results file, else OUTPUT_DIR/reproducers/.
+REPRODUCERS = "reproducers"
+
 # ----------------------------------------------------------------------------------- statuses
 
 # What happened to one test, whatever anybody expected (wptreport's "status").
@@ -76,7 +84,7 @@ class Verdict:
     label: str
     meaning: str
     conforms: bool | None  # counts for the MUST percentage as conforming (True) / not (False); None: not counted
-    progress: str  # one character in the runner's live progress stream
+    progress: str  # one character in pytest's progress line (conformance/levels.py: the verdicts of its own)
 
 
 # Worst first: a report cell (one clause in one run) shows the worst verdict of its tests.
@@ -175,7 +183,7 @@ OWN_KEYWORDS = CHECKPOINT_KEYWORDS[1:]  # those an adapter or wrapper passes on 
 ORACLE_OBSERVABLES = {
     "exception": "whether the step raises (one run raises, the other does not)",
     "exception-type": "the exception's type, where both runs raise (a clause relaxing exception relaxes this too)",
-    "warnings": "the categories of the warnings the step emits",
+    "warnings": "the warnings the step emits, and which speak of use_reentrant (not their category: the docs name none)",
     "result": "what the step returns: structure, container types, dtypes, devices, shapes, values",
     "requires-grad": "requires_grad of each tensor the step returns",
     "aliasing": "which returned tensors share memory with each other or with the caller's tensors",
@@ -183,30 +191,48 @@ ORACLE_OBSERVABLES = {
     "zero-gradient-for-none": "a leaf has an all-zero gradient where the plain run leaves None",
     "gradients": "the gradients' values (and what autograd.grad returns)",
     "objects": "the caller's tensors and parameters after the step: values, requires_grad, leaf-ness, strides",
-    "rng": "the global RNG stream after the step",
-    "state": "grad mode, autocast, saved-tensor hooks, default device and dtype, the checkpoint switches",
+    "rng": "torch's RNG streams after the step: the global one, and each generator the program watches",
+    "state": "every global setting torch's getters read (derived), autocast per device type, saved-tensor hooks, "
+             "Python's and NumPy's global generators, the checkpoint module's switches",
+    "hooks": "the program's module hooks (forward pre-, forward, full backward) and tensor hooks: which fire, how often, "
+    "in what order (a difference that is not one of the two below)",
+    "hooks-rerun": "a backward fires the plain backward's hooks, and besides them stretches of a forward's firings "
+    "again, in its order, each from its start or a module's entry on (a recompute)",
+    "hooks-rerun-in-forward": "the same in a step that is not a backward (a recompute inside the forward)",
+    "saved-tensor-hooks": "after the step, the graph still holds a tensor produced inside the region that the "
+    "caller's saved_tensors_hooks around the forward packed",
+    "lifetimes": "a tensor of the program (argument, named intermediate, output) still alive after the step and a "
+    "garbage collection, where the plain run has freed it",
+    "reference-cycles": "a tensor of the program freed only by the garbage collector (a reference cycle held it), "
+    "where the plain run freed it when its last reference went",
 }
 
 # The conditions under which a clause may relax an observable (clauses.toml, `relaxes`); each is a
 # predicate of a program, in conformance/oracle/allowances.py.
 ORACLE_CONDITIONS = {
     "reentrant-input-without-grad": "a reentrant checkpoint (outer or nested) gets no tensor input that requires grad",
-    "reentrant-nested-tensors": "the reentrant region gets or returns tensors inside lists, dicts or other containers",
+    "reentrant-nested-tensors": "the reentrant region gets or returns tensors inside lists, dicts or other containers "
+    "(a checkpointed segment of checkpoint_sequential given a tuple among them)",
     "reentrant-closed-over-non-leaf": "the reentrant region uses a tensor bound in a partial that requires grad and is not a leaf",
     "reentrant-default-device": "a reentrant checkpoint runs under a default device set by the caller (meta)",
     "random-without-preserve-autograd-inside": "random ops, preserve_rng_state=False, and autograd inside the region, "
     "whose backward in the forward may read recomputed values",
-    "full-recompute-inside-forward": "autograd inside the region with early_stop=False: the whole function is "
-    "recomputed inside the forward",
+    "full-recompute-inside-forward": "autograd inside the region with early_stop=False (or set_checkpoint_early_stop(False) "
+    "held): the whole function is recomputed inside the forward",
     "suppressed-forward-error": "the region raises in the forward under a context_fn whose forward manager swallows it",
     "reentrant-autograd-grad": "the program has a reentrant checkpoint and differentiates with torch.autograd.grad",
     "reentrant-backward-inputs": "the program has a reentrant checkpoint and calls backward(inputs=...)",
     "random-without-preserve": "the region draws random numbers and preserve_rng_state=False",
-    "fails-when-run-again": "the region raises when it runs a second time (the recompute)",
+    "fails-when-run-again": "the region raises when it runs a second time (the recompute), until the caller turns "
+    "the fault off",
     "changed-between-passes": "the caller changes an input or an output in place between forward and backward",
-    "debug-with-context-fn": "debug=True together with a context_fn",
+    "debug-with-context-fn": "debug=True (or set_checkpoint_debug_enabled(True) held) together with a context_fn",
     "reentrant": "the program's checkpoint is reentrant",
     "reentrant-plain-output-without-grad": "reentrant, and no output of the plain run's forward requires grad",
+    "reentrant-backward-through-some-outputs": "reentrant, and a backward through some of the outputs only",
+    "module-hooks": "the program registers forward pre-hooks and forward hooks on the modules it runs",
+    "module-hooks-autograd-inside": "the same, and the region runs autograd inside itself (which may recompute it "
+    "during the forward)",
 }
 
 

@@ -1,10 +1,11 @@
-"""The assertion helpers fail for the right reasons: a rejection is satisfied only by the named type; an
-output is compared leaf by leaf, whatever the leaves are."""
+"""The assertion helpers fail for the right reasons: a rejection is satisfied only by the named type (where the
+docs name none, by any exception but a crash); an output is compared leaf by leaf, whatever the leaves are."""
 
 import pytest
 import torch
 
-from conformance.assertions import INVALID_ARGUMENT, assert_raises, assert_rejected, assert_same_forward
+from conformance.adapters._support import Unsupported
+from conformance.assertions import ANY_ERROR, INVALID_ARGUMENT, assert_raises, assert_rejected, assert_same_forward
 
 
 def raise_(exception):
@@ -21,6 +22,24 @@ def test_another_exception_is_reported_as_unexpected(wrong):
     with pytest.raises(AssertionError, match=rf"unexpected exception {type(wrong).__name__}.*expected .*TypeError or ValueError"):
         with assert_raises(INVALID_ARGUMENT, "an error for a bad keyword"):
             raise_(wrong)
+
+
+class OwnError(Exception):
+    """An implementation's own error class: no TypeError, ValueError or RuntimeError."""
+
+
+@pytest.mark.parametrize("error", [OwnError("rejected"), ValueError("rejected"), RuntimeError("rejected")])
+def test_any_error_accepts_any_exception_the_implementation_raises(error):
+    with assert_raises(ANY_ERROR, "an error"):
+        raise_(error)
+    assert_rejected(ANY_ERROR, "an error", lambda: 1, then=lambda result: raise_(error))
+
+
+@pytest.mark.parametrize("crash", [AttributeError("crash"), NameError("crash"), AssertionError("crash"), Unsupported("no debug")])
+def test_any_error_is_not_satisfied_by_a_crash(crash):
+    with pytest.raises(AssertionError, match=rf"unexpected exception {type(crash).__name__}.*any exception but a crash"):
+        with assert_raises(ANY_ERROR, "an error"):
+            raise_(crash)
 
 
 def test_nothing_raised_fails():

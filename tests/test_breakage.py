@@ -94,4 +94,4 @@ def test_the_runner_fails_on_a_stale_breakage(tmp_path, monkeypatch):
     monkeypatch.setattr(run, "supervise", supervise)
     stream = io.StringIO()
     assert run.run_all([run.RunSpec("someimpl", "non_reentrant", "cpu")], tmp_path, run.Limits(), stream=stream) == 1
-    assert "stale known breakage" in stream.getvalue()
+    assert "stale declaration" in stream.getvalue()

@@ -1,5 +1,6 @@
 """The hypothesis profiles the property tests run under (conformance/hypothesis_profiles.py)."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -54,3 +55,20 @@ def test_profile_is_selectable_on_the_command_line(option, expected, tmp_path):
         capture_output=True, text=True, timeout=120, cwd=ROOT,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_runs_profile_is_in_force_and_recorded_whatever_file_is_collected_first(tmp_path):
+    """Issue 34: collecting a sweep module imports torch.testing._internal.common_utils, which loads torch's own
+    `dev` profile (10 examples, the function-scoped fixture health check on); a property test module collected
+    after it took that profile, and every property test failed its health check on the reference."""
+    results = tmp_path / "results.json"
+    suite = ROOT / "conformance" / "suite"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--impl=reference_impl", "--variant=reentrant",
+         "-k", "test_forward_value_equals_the_functions or test_gradients_equal_the_uncheckpointed_run",
+         f"--results={results}", str(suite / "test_sweep_ops.py"), str(suite / "test_properties.py")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+    recorded = json.loads(results.read_text())["header"]["hypothesis"]
+    assert (recorded["profile"], recorded["max_examples"]) == (DEFAULT_PROFILE, PROFILES[DEFAULT_PROFILE]["max_examples"])

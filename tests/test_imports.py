@@ -15,15 +15,16 @@ PACKAGE = Path(__file__).resolve().parents[1] / "conformance"
 OWN_CODE = ("suite", "fixtures", "adapters")
 
 LAYERS = (
-    ("conformance", "vocabulary", "ids", "dimensions", "assertions", "hypothesis_profiles"),  # plain data
-    ("registry", "capabilities", "options"),
+    ("conformance", "vocabulary", "ids", "dimensions", "causes", "hypothesis_profiles"),  # plain data
+    ("assertions",),  # the suite's assertions, failing with their causes
+    ("registry", "capabilities", "options", "reproducers"),  # reproducers: where a test's script goes
     ("oracle",),  # generated programs, run plainly and checkpointed; reads the registry's relaxations
     ("facts",),  # a test's facts
     ("results",),  # a test's facts and what happened
-    ("expectations",),  # what is expected, and the judgement
-    ("report", "binding"),  # results to pages; --impl to a module (neither knows the other)
-    ("recording", "levels", "isolation", "releases"),  # pytest hooks
-    ("judging",),
+    ("expectations", "findings"),  # what is expected, and the judgement; the findings a maintainer can file
+    ("report", "binding", "listing"),  # results to pages; --impl to a module; the registry as text (none knows another)
+    ("recording", "levels", "isolation", "releases", "modules_not_run"),  # pytest hooks
+    ("judging", "failure_summary"),  # the judge; the failures by clause at the end of a run
     ("plugin",),  # the one way in
     ("run",),  # the runner, which drives pytest with the plugin
     ("__main__",),

@@ -93,7 +93,11 @@ def test_the_results_file_stores_the_level_its_verdict_derives_from(tmp_path):
     assert {r.verdict for r in read_results(results).records} == {"should"}
 
 
-@pytest.mark.parametrize("impl", ["tests.correct.torch_alias", "tests.correct.own_reentrant", "tests.correct.reference_alias"])
+REFERENCE_BASED = ("tests.correct.reference_alias", "tests.correct.own_errors_and_warnings")
+
+
+@pytest.mark.parametrize("impl", ["tests.correct.torch_alias", "tests.correct.own_reentrant", *REFERENCE_BASED,
+                                  "tests.correct.restores_python_generators"])
 def test_correct_implementations_without_declarations_pass_the_whole_suite(impl, tmp_path):
     """Their only failures are torch's real bugs (rrelu's gradient, eager CPU offload), inherited by those
     built on torch's non-reentrant checkpoint: each stays a failure, and its message names the upstream issue."""
@@ -109,7 +113,7 @@ def test_correct_implementations_without_declarations_pass_the_whole_suite(impl,
 
     assert all(named_upstream_bug(r) for r in failing), [(r.nodeid, r.verdict, r.message[:300]) for r in failing]
     assert done.returncode == (1 if failing else 0), done.stdout[-3000:]
-    if impl != "tests.correct.reference_alias":  # the reference keeps buffers as the forward left them (issue 27)
+    if impl not in REFERENCE_BASED:  # the reference keeps buffers as the forward left them (issue 27)
         assert any(r.verdict == "should" for r in records)  # BatchNorm's running statistics: reported, not failed
     if impl == "tests.correct.torch_alias":  # torch's own code: it has both bugs
         assert RRELU_BUG in done.stdout and OFFLOAD_BUG in done.stdout

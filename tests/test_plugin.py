@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance.results import read_results
+from conformance.vocabulary import OUTPUT_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -63,6 +64,8 @@ def write_module(directory, name, source):
         ("--impl=does.not.exist", "cannot import module 'does.not.exist'"),
         ("--impl=json", "lacks checkpoint, checkpoint_sequential"),
         ("--clause=no.such", "unknown clause"),
+        ("--clause=rng.stream-restord", "unknown clause or area id(s): 'rng.stream-restord' (did you mean 'rng.stream-restored'?)"),
+        ("--clause=rgn", "'rgn' (did you mean 'rng'?)"),
     ],
 )
 def test_bad_input_is_a_one_line_usage_error(option, expected):
@@ -291,3 +294,39 @@ def test_what_the_implementation_notes_during_a_test_goes_with_its_result(tmp_pa
     records = [r for r in read_results(out).records if r.status == "pass"]
     assert records and all(r.notes for r in records)
     assert {n for r in records for n in r.notes} == {"checkpoint called with use_reentrant=False"}
+
+
+FAILING_TESTS = """
+import pytest
+
+from conformance.suite.conftest import reproducer  # noqa: F401
+
+
+@pytest.mark.clause("api.forward-value")
+def test_first(ckpt, reproducer):
+    reproducer("print('standalone')\\n")
+    assert False, "the first value differs"
+
+@pytest.mark.clause("api.forward-value")
+def test_second(ckpt):
+    assert False, "the second value differs"
+
+@pytest.mark.clause("gradapi.reentrant-rejects-grad")
+def test_passes(ckpt):
+    pass
+"""
+
+
+def test_a_run_ends_with_its_failures_by_clause_and_writes_reproducers_into_the_output_folder(pytester, suite):
+    """Issue 34: one bug failing many tests reads as one entry per clause (level, tests, first message, a rerun
+    command); without --results a reproducer script goes into the output folder (reports/, git ignores it)."""
+    write_module(suite, "test_failing", FAILING_TESTS)
+    result = inner(pytester, "--impl=torch.utils.checkpoint", "--variant=reentrant")
+    result.assert_outcomes(passed=1, failed=2)
+    summary = result.stdout.str().split("failures by clause")[1].splitlines()[1:4]
+    first = "suite/test_failing.py::test_first[reentrant]"
+    assert summary == ["api.forward-value (MUST): 2 test(s) failed",
+                       f"    first: {first}: AssertionError: the first value differs",
+                       f"    rerun: python -m pytest '{first}' --impl=torch.utils.checkpoint --variant=reentrant --device=cpu"]
+    script = pytester.path / OUTPUT_DIR / "reproducers" / "torch.utils.checkpoint" / "test_first_reentrant.py"
+    assert script.read_text() == "print('standalone')\n"

@@ -175,6 +175,23 @@ def test_text_from_results_is_escaped_everywhere_and_every_page_is_self_containe
     assert "".join(implementation.chunks).count(MARKUP) >= 4  # implementation name, message, test id, environment
 
 
+def test_a_clause_source_is_a_link_to_its_page_or_names_the_docstring():
+    """The only link out of the report: a clause's source, to its public page (issue 34, item 3)."""
+    page_source = "https://pytorch.org/docs/2.1/checkpoint.html"
+    clauses = {"api.value": replace(CLAUSES["api.value"], source=page_source, text_kind="quote"),
+               "rng.only-nr": replace(CLAUSES["rng.only-nr"], source="docstring:torch==2.13.0:torch.utils.checkpoint.checkpoint")}
+    run = results("impl", ("api.value", "reentrant", "pass"), ("rng.only-nr", "non_reentrant", "pass"))
+    site = render_site(build([("run.json", run)], clauses=clauses, areas=AREAS))
+    area = Page(site["index-details/area-api.html"])
+    assert ("href", page_source) in area.attrs and ("rel", "external") in area.attrs
+    assert page_source in "".join(area.chunks)
+    rng = " ".join("".join(Page(site["index-details/area-rng.html"]).chunks).split())
+    assert "torch 2.13.0 docstring of torch.utils.checkpoint.checkpoint" in rng and "docstring:" not in rng
+    external = [value for text in site.values() for name, value in Page(text).attrs
+                if name == "href" and value.startswith(("http:", "https:", "//"))]
+    assert set(external) == {page_source}
+
+
 def test_report_command_writes_the_index_and_its_detail_pages_beside_it(tmp_path, capsys):
     write_results(tmp_path / "a.json", results("impl", ("api.forward-value", "reentrant", "fail", MARKUP)))
     write_results(tmp_path / "old.json", results("impl", ("api.forward-value", "reentrant", "pass")))

@@ -63,5 +63,7 @@ def test_the_index_has_the_summary_linking_to_the_matrix_and_the_implementation_
     assert '<a href="index-details/area-api.html#area-api">General API</a>' in index  # the area's clauses × runs
     assert '<a href="index-details/impl-impl.html#area-api">1/2</a>' in index  # the area's clauses on impl's page
     assert implementation.index('id="area-api"') < implementation.index('id="details"')
-    assert implementation.count('class="command"') == 1
+    causes, details = implementation.split('id="details"')
+    assert causes.count('class="command"') == 1 and details.count('class="command"') == 1  # the cause's, the test's
+    assert "1 test: <code class=\"signature\">" in causes and implementation.index('id="causes"') < implementation.index('id="details"')
     assert "python -m pytest &#39;conformance/suite/test_x.py::test_api_a[reentrant]&#39; --impl=impl" in implementation

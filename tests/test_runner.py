@@ -5,13 +5,17 @@ real runs of the suite against the broken implementations in tests/broken (crash
 """
 
 import html.parser
+import io
 import json
 import os
+import shlex
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -20,9 +24,12 @@ import pytest
 from conformance.__main__ import main
 from conformance.report import _load, build
 from conformance.report.layout import details_of
-from conformance.results import read_results
+from conformance.facts import Facts
+from conformance.results import Record, read_results
 from conformance.run import Limits, RunSpec, expand, processes, run_all, shard, supervisor
 from conformance.run.ledger import Ledger
+from conformance.run import progress as progress_module
+from conformance.run.progress import Progress
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -520,8 +527,10 @@ def test_every_finding_has_a_repro_command_and_its_source(broken_runs):
     _, out = broken_runs
     page = _details(out / "index.html", "impl-*.html")
     findings = [r for r in _all_records(out) if r.verdict not in ("pass", "n/a")]
-    assert len(page.commands) == len(findings) > 0  # one per test that did not pass
-    assert all(c.startswith("python -m pytest 'conformance/suite/test_") and "--impl=tests.broken." in c
+    groups = sum(len(_matrix(out).failures_by_cause(i)) for i in _matrix(out).implementations)
+    assert len(page.commands) == len(findings) + groups > 0  # one per test that did not pass, one per cause
+    python = shlex.quote(sys.executable)  # the interpreter that ran the tests (their results header), not PATH's
+    assert all(c.startswith(f"{python} -m pytest 'conformance/suite/test_") and "--impl=tests.broken." in c
                for c in page.commands)
     text = " ".join(page.text.split())
     assert "source: conformance/suite/test_reqgrad.py:" in text and "source: conformance/suite/test_properties.py:" in text
@@ -557,3 +566,72 @@ def _content(page_path):
              for row in matrix.rows for column, cell in row.cells.items()}
     return (sorted(_details(page_path, "area-*.html").cells), _Page(page_path.read_text()).areas,
             sorted(_details(page_path, "impl-*.html").commands), cells)
+
+
+# ------------------------------------------------- the oracle's reproducer scripts outlive the run's lanes
+
+ORACLE_MUTANT = "tests.mutants.rng.rng_forward_reseeded"  # reseeds before the forward: the random-program test fails
+
+
+def test_a_runs_reproducer_scripts_are_kept_beside_its_results_and_the_report_links_them(tmp_path):
+    """Issue 34: the lanes' pytest wrote the scripts into the lane's temporary folder, removed with the run."""
+    out = tmp_path / "reports"
+    assert main(["run", "--impl", ORACLE_MUTANT, "--variant", "non_reentrant", "--clause", "api.forward-value",
+                 "--out", str(out), "--", "-k", "test_random_program", "--ignore-glob=*/test_sweep_*.py",
+                 "--ignore-glob=*/test_models.py"]) == 1
+    results = out / f"{ORACLE_MUTANT}-non_reentrant-cpu.json"
+    [record] = [r for r in read_results(results).records if r.status == "fail"]
+    script = results.parent / record.reproducer
+    assert script.is_file() and script.parent == out / f"{results.stem}-reproducers"
+    assert f"python {script}" in record.message  # the message names the script that is there
+    assert main(["report", str(out), "-o", str(out / "index.html")]) == 0
+    pages = [out / "index.html", *(out / details_of("index.html")).glob("*.html")]
+    links = [(page, href) for page in pages for href in _Links(page.read_text()).hrefs]
+    assert any(href.endswith(script.name) for _, href in links)
+    assert [href for page, href in links if not (page.parent / href).exists()] == []
+
+
+class _Links(html.parser.HTMLParser):
+    """The local links of a page (without their #fragment)."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.hrefs = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        href = dict(attrs).get("href") or ""
+        if href and "://" not in href and not href.startswith("#"):
+            self.hrefs.append(urllib.parse.unquote(href.split("#")[0]))
+
+
+# ------------------------------------------------------------------------ progress while the runs go on
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def _record(status):
+    return Record("t::a[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu"), status)
+
+
+@pytest.mark.parametrize("stream", [io.StringIO(), _Terminal()], ids=["log", "terminal"])
+def test_each_run_in_progress_shows_its_tests_done_of_those_planned_and_its_time(stream, monkeypatch):
+    """Issue 34: with several runs at a time, nothing showed until a run ended."""
+    for every in ("REDRAW_EVERY_S", "LOG_EVERY_S"):  # no redraw of the ticker's between the steps below
+        monkeypatch.setattr(progress_module, every, 3600.0)
+    with Progress(stream, width=3) as progress:
+        progress.started("one")
+        progress.started("two")
+        progress.planned("one", 3)
+        progress.recorded("one", _record("pass"))
+        progress.recorded("one", _record("fail"))
+        assert re.fullmatch(r"one  2/3 tests, 1 not passed, \d+ s", progress.status("one"))
+        assert re.fullmatch(r"two  0/\? tests, \d+ s", progress.status("two"))  # not collected yet
+        progress.ended("one", "1 pass, 1 fail")
+    if stream.isatty():  # the status lines redrawn in place: erased before the ended run's line, which stays
+        assert re.search(r"\x1b\[2F\x1b\[Jone  1 pass, 1 fail\ntwo  0/\? tests, \d+ s\n\x1b\[1F\x1b\[J$", stream.getvalue())
+    else:  # a log: the line of the ended run (status lines come every LOG_EVERY_S)
+        assert stream.getvalue() == "one  1 pass, 1 fail\n"

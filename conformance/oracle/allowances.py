@@ -8,7 +8,7 @@ pairs, and CONDITIONS here says what each condition means for a program. Nothing
 from __future__ import annotations
 
 from conformance.oracle.observe import Difference, TensorSummary
-from conformance.oracle.program import ARG_OPS, META_CONTEXTS, NO_GRAD_SOURCE_OPS, OBJECT, Nested, Program
+from conformance.oracle.program import ARG_OPS, HEALTHY_STEPS, META_CONTEXTS, NO_GRAD_SOURCE_OPS, OBJECT, Nested, Program
 from conformance.registry import load_clauses
 from conformance.vocabulary import ORACLE_CONDITIONS
 
@@ -23,6 +23,7 @@ def summaries_in(summary):
 
 
 GRAD_SOURCES = ("linear", "functional_linear", "layer_norm")  # ops whose parameters make h require grad
+PARTIAL_BACKWARDS = ("backward_one_output", "backward_subsets", "backward_gradient")  # a loss over some outputs only
 
 
 def _reentrant_without_grad_input(p: Program) -> bool:
@@ -53,7 +54,8 @@ def _has_reentrant(p: Program) -> bool:
 CONDITIONS = {
     "reentrant-input-without-grad": _reentrant_without_grad_input,
     "reentrant-nested-tensors": lambda p: p.reentrant and (
-        any(i.place not in ("positional", "bound") for i in p.inputs) or p.output in ("list", "dict")),
+        any(i.place not in ("positional", "bound") for i in p.inputs) or p.output in ("list", "dict")
+        or p.tuple_enters_a_segment),
     "reentrant-autograd-grad": lambda p: _has_reentrant(p) and p.backward in ("autograd_grad", "double_backward"),
     "reentrant-backward-inputs": lambda p: _has_reentrant(p) and p.backward == "backward_inputs",
     "random-without-preserve": lambda p: p.random and p.option.get("preserve_rng_state") is False,
@@ -65,15 +67,20 @@ CONDITIONS = {
     "reentrant-default-device": lambda p: _has_reentrant(p) and bool(set(META_CONTEXTS) & set(p.forward_contexts)),
     "random-without-preserve-autograd-inside": lambda p: p.random and p.option.get("preserve_rng_state") is False
     and p.autograd_inside,
-    "full-recompute-inside-forward": lambda p: p.option.get("early_stop") is False
-    and p.autograd_inside,
+    "full-recompute-inside-forward": lambda p: p.early_stop_off and p.autograd_inside,
     "suppressed-forward-error": lambda p: p.raises == "forward" and p.option.get("context_fn") == "suppressing_contexts",
-    "debug-with-context-fn": lambda p: p.option.get("debug") is True and "context_fn" in p.option,
+    "debug-with-context-fn": lambda p: (p.option.get("debug") is True or True in p.switch_values("debug"))
+    and "context_fn" in p.option,
     "reentrant": lambda p: p.reentrant,
     "reentrant-plain-output-without-grad": lambda p, plain: p.reentrant and bool(plain) and not any(
         t.requires_grad for t in summaries_in(plain[0].result)),
+    "reentrant-backward-through-some-outputs": lambda p: p.reentrant and p.backward in PARTIAL_BACKWARDS,
+    "module-hooks": lambda p: p.hooks,
+    "module-hooks-autograd-inside": lambda p: p.hooks and p.autograd_inside,
 }
 READS_THE_PLAIN_RUN = {"reentrant-plain-output-without-grad"}  # conditions of (program, plain run's steps)
+# Conditions of the region's fault: they no longer hold from the moment the caller turns it off (HEALTHY_STEPS).
+OF_THE_FAULT = {"fails-when-run-again", "suppressed-forward-error"}
 assert set(CONDITIONS) == set(ORACLE_CONDITIONS), "conditions and their vocabulary must name the same"
 
 
@@ -85,8 +92,10 @@ def holds(condition: str, program: Program, plain) -> bool:
 def relaxing_clauses(difference: Difference, program: Program, plain) -> list[str]:
     """The clauses whose declared relaxations allow this difference in this program (plain: its plain run's steps)."""
     observables = {difference.observable, *["exception"] * (difference.observable == "exception-type")}
+    fault_off = difference.name in HEALTHY_STEPS
     return [c.id for c in load_clauses().values()
-            if any(o in observables and holds(w, program, plain) for o, w in c.relaxes)]
+            if any(o in observables and holds(w, program, plain) and not (fault_off and w in OF_THE_FAULT)
+                   for o, w in c.relaxes)]
 
 
 # ---------------------------------------------------------------------------------------- charging
@@ -99,7 +108,7 @@ def _gradient_clause(p: Program) -> list[str]:
     inner_autograd = p.autograd_inside
     return [
         *["contextfn.default-device-replayed"] * ("default_device_branch" in ops and bool(set(META_CONTEXTS) & contexts)),
-        *["gradmode.inner-backward-full-recompute"] * (inner_autograd and p.option.get("early_stop") is False),
+        *["gradmode.inner-backward-full-recompute"] * (inner_autograd and p.early_stop_off),
         *["gradmode.non-reentrant-records-graph"] * inner_autograd,
         *["rng.draws-between-passes"] * (p.random and bool(steps & {"draw", "reseed"})),
         *["rng.same-gradients"] * p.random,
@@ -110,8 +119,10 @@ def _gradient_clause(p: Program) -> list[str]:
         *["gradapi.non-reentrant-backward-inputs"] * (p.backward == "backward_inputs"),
         *["retain.repeated-backward"] * (p.backward == "backward_twice"),
         *["retain.double-backward"] * (p.backward == "double_backward"),
-        *["outputs.backward-through-one"] * (p.backward == "backward_one_output"),
+        *["outputs.backward-through-one"] * (p.backward in ("backward_one_output", "backward_subsets")),
+        *["retain.repeated-backward"] * (p.backward == "backward_subsets"),
         *["outputs.gradient-argument"] * (p.backward == "backward_gradient"),
+        *["sequential.tuple-passed-whole"] * p.hands_on_tuples,
         *["sequential.same-results"] * bool(p.sequential),
         *["nested.non-reentrant-participates"] * any(i.place in ("nested", "deep") for i in grad_inputs),
         *["kwargs.non-reentrant-forwarded"] * any(i.place == "keyword" for i in grad_inputs),
@@ -138,6 +149,7 @@ def _forward_clause(p: Program) -> list[str]:
         *["callers.no-grad"] * ("no_grad" in contexts),
         *["callers.inference-mode"] * ("inference_mode" in contexts),
         *["rng.same-forward"] * p.random,
+        *["sequential.tuple-passed-whole"] * p.hands_on_tuples,
         *["sequential.same-results"] * bool(p.sequential),
         *["nontensor.outputs-unchanged"] * (p.output == "with-non-tensors"),
         *["nesting.correct-gradients"] * any(isinstance(op, Nested) for op in p.ops),
@@ -148,17 +160,22 @@ def _forward_clause(p: Program) -> list[str]:
 
 def candidates(d: Difference, p: Program) -> list[str]:
     """The clauses this difference may be charged to, most specific first."""
+    forward = d.step == 0 or d.name.startswith("forward")  # the forward's steps (one per region)
+    if d.name in HEALTHY_STEPS and d.observable != "warnings":
+        return ["exceptions.no-leftover-state"]  # the same call as the first, after a fault: what the fault left
     if d.observable in ("exception", "exception-type"):
-        if p.raises == "forward" and d.step == 0:
+        if p.raises == "forward" and forward:
             suppressing = p.option.get("context_fn") == "suppressing_contexts"
             return ["contextfn.suppressed-forward-error"] * suppressing + ["exceptions.forward-propagates"]
         if p.raises == "recompute":
             return ["exceptions.recompute-propagates"]
-        return _forward_clause(p) if d.step == 0 else _gradient_clause(p)
+        if p.raises == "backward-hook" and not forward:
+            return ["exceptions.backward-hook-propagates"]
+        return _forward_clause(p) if forward else _gradient_clause(p)
     if d.observable == "warnings":
         return ["warnings.explicit-use-reentrant-silent" if "use_reentrant" in d.detail else "warnings.no-warnings-of-its-own"]
     if d.observable in ("result", "requires-grad"):
-        if d.step == 0:
+        if forward:
             return _forward_clause(p)
         return ["rng.stream-restored"] if d.name == "draw random numbers" else ["api.forward-value"]
     if d.observable == "aliasing":
@@ -171,7 +188,17 @@ def candidates(d: Difference, p: Program) -> list[str]:
             return ["kwargs.own-keywords-consumed", "kwargs.non-reentrant-options-consumed"]
         return ["inputs.unchanged"]
     if d.observable == "rng":
-        return ["rng.stream-restored"]
+        return ["exceptions.no-leftover-state"] * bool(p.raises) + ["rng.stream-restored"]
+    if d.observable in ("hooks", "hooks-rerun", "hooks-rerun-in-forward"):
+        return ["recompute.hooks-as-without-checkpoint"]
+    if d.observable == "saved-tensor-hooks":
+        return ["memory.only-inputs-saved"]
+    if d.observable == "lifetimes":
+        return ["memory.intermediates-freed"]
+    if d.observable == "reference-cycles":
+        return ["memory.freed-without-collector"]
+    # "state": torch's settings, autocast, hooks, the checkpoint switches, and Python's and NumPy's generators (the
+    # docs' RNG note speaks of torch's RNG only; the regions never draw from those: left changed, they are leftovers)
     return ["exceptions.no-leftover-state"]
 
 

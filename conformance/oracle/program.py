@@ -9,7 +9,10 @@ The same source runs checkpointed (``api`` = the implementation) and plain (``ap
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
+
+from conformance.vocabulary import sequential_segments
 
 WIDTH, BATCH = 4, 2
 
@@ -132,6 +135,12 @@ BACKWARDS = {
     "double_backward": [("torch.autograd.grad(create_graph=True)",
                          "torch.autograd.grad(loss_of(out), record.leaves(), create_graph=True, allow_unused=True)"),
                         ("backward of the gradients", "loss_of(record.last()).backward()")],
+    # different subsets of the outputs (of every region), the graph retained between them
+    "backward_subsets": [("backward through the first output (retain_graph=True)",
+                          "loss_of(first_tensor(out)).backward(retain_graph=True)"),
+                         ("backward through the last output (retain_graph=True)",
+                          "loss_of(last_tensor(out)).backward(retain_graph=True)"),
+                         ("backward through every output", "loss_of(out).backward()")],
 }
 
 SEQUENTIAL_FUNCTIONS = {
@@ -142,6 +151,16 @@ SEQUENTIAL_FUNCTIONS = {
     "scale": "Lambda(lambda h: h * 0.5)",
     "residual": "Residual(torch.nn.Linear({w}, {w}, dtype={dtype}))",  # a block whose forward is more than its layers
 }
+# Functions that hand a tuple to the next one (as an nn.Sequential's modules may): "split" makes a pair of a
+# tensor, "pair" maps a pair to a pair, "merge" makes a tensor of a pair.
+TUPLE_FUNCTIONS = {
+    "split": "Lambda(lambda h: (h, h * 0.5))",
+    "pair": "Lambda(lambda p: (torch.tanh(p[0]), p[1] * p[0]))",
+    "merge": "Lambda(lambda p: p[0] + p[1])",
+}
+# What checkpoint_sequential is given as its input: one tensor (what its docs allow), or a tuple of two,
+# which it hands to the first function whole (torch 2.13; the docs allow "only one Tensor").
+SEQUENTIAL_INPUTS = {"tensor": "x0", "tuple": "(x0, x1)"}
 
 
 # How an argument tensor is made: its own leaf, or from the first one (the caller passes the same tensor
@@ -157,6 +176,7 @@ INPUT_KINDS = {
     "scalar": "torch.randn((), dtype={dtype}, requires_grad={rg})",
 }
 REDUCED_KINDS = ("empty", "scalar")  # do not broadcast against h: the region adds their sum
+MADE_FROM_FIRST = ("same-as-first", "view-of-first", "computed-from-first")
 OWN_LEAF_KINDS = ("leaf", "transposed", *REDUCED_KINDS)
 
 # How the region is handed to checkpoint: a function, a module (whose forward runs it), the module's bound
@@ -167,6 +187,16 @@ FORMS = {
     "method": "block.forward",
     "partial": "functools.partial(Block.forward, block)",
 }
+
+# The faults a region may have (Program.raises): it raises at its first call ("forward"), only when it runs
+# again ("recompute"), or a tensor hook it registers on an intermediate raises during the backward.
+FAULTS = ("forward", "recompute", "backward-hook")
+# The steps of the second, healthy call after a fault (Program.again): the fault is off from the first on.
+HEALTHY_STEPS = ("turn the fault off", "a second, healthy call", "backward of the second call")
+
+# The API's own context managers a caller may hold around the forward (Program.switches), by the feature
+# that provides each (vocabulary.FEATURES).
+SWITCHES = {"early_stop": "set_checkpoint_early_stop", "debug": "set_checkpoint_debug_enabled"}
 
 
 @dataclass(frozen=True)
@@ -203,13 +233,23 @@ class Program:
     steps: tuple = ()  # CALLER_STEPS between forward and backward
     backward: str = "backward"
     backward_contexts: tuple = ()
-    raises: str = ""  # "" | "forward" | "recompute": the region raises ValueError there
+    raises: str = ""  # "" or one of FAULTS: the region (or its hook) raises ValueError there
     sequential: tuple = ()  # non-empty: a checkpoint_sequential program over these SEQUENTIAL_FUNCTIONS
     segments: int = 1
     seed: int = 0
     form: str = "function"  # FORMS
     open_keywords: bool = False  # the region also takes OPTION_NAMED_PARAMETERS and **extra, noting in keywords_seen what it was given
     as_sequential: bool = False  # checkpoint_sequential gets an nn.Sequential rather than a list
+    # The caller's program around the region (issue 35; written by the methods at the end of the class):
+    again: bool = False  # after a fault (raises), the caller goes on: fault off, gradients cleared, a second call
+    regions: int = 1  # the forward checkpoints the same callable this many times, each on its own first input
+    switches: tuple = ()  # SWITCHES held around the forward: (name, value) pairs, entered in this order
+    switch_exits: tuple = ()  # the order they are left in (indices into switches); a region runs at each level
+    threads: bool = False  # a step runs the region's forward and backward in two threads at once
+    sequential_input: str = "tensor"  # SEQUENTIAL_INPUTS
+    # The program's hooks and the lifetimes of its tensors (issue 35, items 2 and 3):
+    hooks: bool = False  # the caller hooks its modules, its first input, the output and the forward's saved tensors
+    follow_intermediates: bool = False  # the region names its intermediates, whose lifetimes the record follows
 
     # ------------------------------------------------------------------------ facts the conditions read
     @property
@@ -239,7 +279,7 @@ class Program:
     def requires_grad(self, i: int) -> bool:
         """Whether argument i requires grad: a tensor made from the first one as that one does."""
         inp = self.inputs[i]
-        if inp.kind in ("same-as-first", "view-of-first", "computed-from-first"):
+        if inp.kind in MADE_FROM_FIRST:
             return self.inputs[0].requires_grad
         return inp.requires_grad and inp.kind != "integral"
 
@@ -260,30 +300,34 @@ class Program:
         for i, inp in enumerate(self.inputs):
             rg = inp.requires_grad and inp.kind != "integral"
             lines.append(f"    x{i} = " + INPUT_KINDS[inp.kind].format(b=BATCH, w=WIDTH, dtype=dtype, rg=rg))
+        lines += _indent(self._tower_inputs(dtype), 1)
         watched = ", ".join([f"x{i}=x{i}" for i in range(len(self.inputs))] + ["m0=m0", "m1=m1", "norm=norm"])
+        watched += "".join(f", {t}={t}" for t in self._towers())
         if self.open_keywords:
             lines.append("    keywords_seen = []")
             watched += ", keywords_seen=keywords_seen"
         lines.append(f"    record.watch({watched})")
-        if self.raises == "recompute":
-            lines.append("    calls = []")
+        lines += _indent(self._hooked(["m0", "m1", "norm", "drop"], "x0"), 1)
+        lines += _indent(self._fault_setup(), 1)
         for n, nested in enumerate(op for op in self.ops if isinstance(op, Nested)):
             lines += [f"    def inner{n}(h):"] + _indent(self._body(nested.ops), 2) + ["        return h"]
         lines += _indent(self._region(), 1)
         if self.form != "function":
             held = ["m0=m0", "m1=m1", "norm=norm"] + ["drop=drop"] * ("dropout_module" in self.op_names)
             lines.append(f"    block = Block(region, {', '.join(held)})")
+            lines += _indent(self._hooked(["block"]), 1)
         function = FORMS[self.form]
         bound = [f"{a}=x{a[1:]}" for a in self._names("bound")]
         if bound:
             function = (f"functools.partial(Block.forward, block, {', '.join(bound)})" if self.form == "partial"
                         else f"functools.partial({function}, {', '.join(bound)})")
-        call_args = self._call_arguments()
-        lines += _with(self.forward_contexts, [f"out = record('forward', lambda: api.checkpoint({function}, {call_args}))"], 1)
+        lines += _with(self.forward_contexts, self._saved_tensors_logged(self._forward_steps(function)), 1)
+        lines += _indent(self._hooked([], "out"), 1)
         for step in self.steps:
             what, code = CALLER_STEPS[step]
             lines.append(f"    record({what!r}, lambda: {code.format(first_input='x0')})")
         lines += _with(self.backward_contexts, [f"record({what!r}, lambda: {code}, backward=True)" for what, code in BACKWARDS[self.backward]], 1)
+        lines += _indent(self._threads_step(function) + self._healthy_call(function), 1)
         return "\n".join(lines) + "\n"
 
     def _names(self, place, prefix="a") -> list[str]:
@@ -300,8 +344,9 @@ class Program:
         params.insert(0 if self.non_tensor_first else len(positional) + len(containers), "k")
         body = [f"{name} = nest[{j}]" for j, name in enumerate(nested)]
         body += [f"{name} = deep[0][{j}]" for j, name in enumerate(deep)]
-        if self.raises == "recompute":
-            body += ["calls.append(1)", "if len(calls) > 1:", "    raise ValueError('the region fails when it runs again')"]
+        if self.raises == "recompute":  # a call after the forward's ones: the recompute
+            body += ["calls.append(1)", f"if fault and len(calls) > {self.forward_regions}:",
+                     "    raise ValueError('the region fails when it runs again')"]
         body.append("h = a0")
         # every argument reaches the output, so one dropped, detached or swapped changes the result
         for i, name in enumerate(positional[1:] + nested + deep + keywords):
@@ -310,30 +355,36 @@ class Program:
         if self.open_keywords:
             given = " + ".join(f"[{o!r}] * ({o} is not None)" for o in OPTION_NAMED_PARAMETERS)
             body.append(f"keywords_seen.extend(sorted(set([*extra, *{given}]) - set(keywords_seen)))")
-        body += self._body(self.ops)
+        body += self._body(self.ops, follow=self.follow_intermediates)
         if self.raises == "forward":
-            body.append("raise ValueError('the region fails')")
+            body += ["if fault:", "    raise ValueError('the region fails')"]
+        if self.raises == "backward-hook":  # a hook on the region's last intermediate (none in a no_grad forward)
+            body += ["if h.requires_grad:", "    h.register_hook(failing_hook)"]
         body.append("return " + OUTPUTS[self.output].replace("{first}", "a0"))
         return [f"def region({', '.join(params)}):"] + _indent(body, 1)
 
-    def _body(self, ops) -> list[str]:
+    def _body(self, ops, follow=False) -> list[str]:
+        """The ops' code; follow: each op's result named h1, h2, ... for the record to follow its lifetime."""
         lines, nested = [], 0
         number = isinstance(self.non_tensor, (int, float)) and not isinstance(self.non_tensor, bool)
-        for op in ops:
+        for n, op in enumerate(ops, 1):
             if isinstance(op, Nested):
                 lines.append(f"h = api.checkpoint(inner{nested}, h, use_reentrant={op.reentrant})")
                 nested += 1
-                continue
-            name, _, index = op.partition(":")
-            i = int(index or 0) % len(self.inputs)
-            argument = f"a{i}" if self.inputs[i].kind != "empty" else "a0"  # an empty tensor does not broadcast
-            code = OPS[name].format(x=argument, m=f"m{i % 2}", k="k" if number else "0.5")
-            lines += code.split("\n")
+            else:
+                name, _, index = op.partition(":")
+                i = int(index or 0) % len(self.inputs)
+                argument = f"a{i}" if self.inputs[i].kind != "empty" else "a0"  # an empty tensor does not broadcast
+                code = OPS[name].format(x=argument, m=f"m{i % 2}", k="k" if number else "0.5")
+                lines += code.split("\n")
+            lines += [f"record.follow('h{n}', h)"] * follow
         return lines
 
-    def _call_arguments(self) -> str:
-        positional, nested, deep = (self._names(place, "x") for place in ("positional", "nested", "deep"))
-        keyword = [f"a{i}=x{i}" for i, inp in enumerate(self.inputs) if inp.place == "keyword"]
+    def _call_arguments(self, first="x0") -> str:
+        """checkpoint's arguments, the caller's first input named ``first`` (another region's own input)."""
+        positional, nested, deep = ([first if n == "x0" else n for n in self._names(place, "x")]
+                                    for place in ("positional", "nested", "deep"))
+        keyword = [f"a{i}={first if i == 0 else f'x{i}'}" for i, inp in enumerate(self.inputs) if inp.place == "keyword"]
         containers = [f"[{', '.join(nested)}]"] * bool(nested) + [f"[({', '.join(deep)},)]"] * bool(deep)
         args = positional + containers + keyword
         non_tensor = "token" if self.non_tensor == OBJECT else repr(self.non_tensor)
@@ -341,20 +392,150 @@ class Program:
         return ", ".join(args + [f"use_reentrant={self.reentrant}"] + [f"{k}={_option(v)}" for k, v in self.options])
 
     def _sequential_body(self, dtype) -> list[str]:
-        lines = [f"    f{i} = {SEQUENTIAL_FUNCTIONS[f].format(w=WIDTH, dtype=dtype)}" for i, f in enumerate(self.sequential)]
+        functions = {**SEQUENTIAL_FUNCTIONS, **TUPLE_FUNCTIONS}
+        lines = [f"    f{i} = {functions[f].format(w=WIDTH, dtype=dtype)}" for i, f in enumerate(self.sequential)]
         names = ", ".join(f"f{i}" for i in range(len(self.sequential)))
         lines += [f"    functions = torch.nn.Sequential({names})" if self.as_sequential else f"    functions = [{names}]",
                   f"    x0 = torch.randn({BATCH}, {WIDTH}, dtype={dtype}, requires_grad={self.inputs[0].requires_grad})"]
+        inputs = ["x0"] + ["x1"] * (self.sequential_input == "tuple")
+        lines += [f"    x1 = torch.randn({BATCH}, {WIDTH}, dtype={dtype}, requires_grad={self.inputs[0].requires_grad})"] * (
+            self.sequential_input == "tuple")
         modules = [f"f{i}=f{i}" for i in range(len(self.sequential))]
-        lines.append(f"    record.watch({', '.join(['x0=x0', *modules])})")
+        lines.append(f"    record.watch({', '.join([*(f'{x}={x}' for x in inputs), *modules])})")
+        lines += _indent(self._hooked([f"f{i}" for i in range(len(self.sequential))], "x0"), 1)
         options = "".join(f", {k}={_option(v)}" for k, v in self.options)
-        call = f"api.checkpoint_sequential(functions, {self.segments}, x0, use_reentrant={self.reentrant}{options})"
+        given = SEQUENTIAL_INPUTS[self.sequential_input]
+        call = f"api.checkpoint_sequential(functions, {self.segments}, {given}, use_reentrant={self.reentrant}{options})"
         lines += _with(self.forward_contexts, [f"out = record('forward', lambda: {call})"], 1)
+        lines += _indent(self._hooked([], "out"), 1)
         for step in self.steps:
             what, code = CALLER_STEPS[step]
             lines.append(f"    record({what!r}, lambda: {code.format(first_input='x0')})")
         lines += _with(self.backward_contexts, [f"record({what!r}, lambda: {code}, backward=True)" for what, code in BACKWARDS[self.backward]], 1)
         return lines
+
+    # ----------------------------------------------------------- the program's hooks (issue 35, item 2)
+    def _hooked(self, modules, tensor=None) -> list[str]:
+        """Where the program has hooks: the record's on these modules and on this tensor (if it requires grad)."""
+        if not self.hooks:
+            return []
+        hooked = [f"record.hook_modules({', '.join(f'{m}={m}' for m in modules)})"] if modules else []
+        return hooked + [f"record.hook_tensor({tensor!r}, {tensor})"] * bool(tensor)
+
+    def _saved_tensors_logged(self, forward) -> list[str]:
+        """The forward's lines, where the program has hooks inside the caller's logging saved_tensors_hooks.
+        (Not around checkpoint_sequential: its last segment runs without checkpoint, saving what it makes.)"""
+        if not self.hooks:
+            return forward
+        return ["with record.saved_tensors_logged():"] + _indent(forward, 1)
+
+    # ------------------------------------------ the caller's program around the region (issue 35, items 4, 5)
+    @property
+    def forward_regions(self) -> int:
+        """How many times the forward checkpoints the region: once per level of the switches, else regions."""
+        return 2 * len(self.switches) if self.switches else self.regions
+
+    def switch_values(self, name) -> set:
+        """The values the caller's switches of one name (SWITCHES) take; empty where none is held."""
+        return {value for held, value in self.switches if held == name}
+
+    @property
+    def early_stop_off(self) -> bool:
+        """Some region's recompute runs whole: early_stop=False, or set_checkpoint_early_stop(False) held."""
+        return self.option.get("early_stop") is False or False in self.switch_values("early_stop")
+
+    @property
+    def hands_on_tuples(self) -> bool:
+        """checkpoint_sequential is given a tuple, or a function returns one to the next (TUPLE_FUNCTIONS)."""
+        return bool(self.sequential) and (self.sequential_input == "tuple" or bool(set(self.sequential) & set(TUPLE_FUNCTIONS)))
+
+    @property
+    def tuple_enters_a_segment(self) -> bool:
+        """A checkpointed segment of checkpoint_sequential gets a tuple: the input, or the function before it returns one."""
+        if not 0 < self.segments <= len(self.sequential):
+            return False  # checkpoint_sequential rejects the count
+        return any(self.sequential[start - 1] in ("split", "pair") if start else self.sequential_input == "tuple"
+                   for start, _ in sequential_segments(len(self.sequential), self.segments))
+
+    def _towers(self) -> list[str]:
+        """The caller's other first inputs: one per region after the first (y1, ...), one per thread (t0, t1)."""
+        return [f"y{n}" for n in range(1, self.forward_regions)] + ["t0", "t1"] * self.threads
+
+    def _tower_inputs(self, dtype) -> list[str]:
+        """Each a leaf as the first input is, so that every region and thread computes on values of its own."""
+        leaf = INPUT_KINDS["leaf"].format(b=BATCH, w=WIDTH, dtype=dtype, rg=self.inputs[0].requires_grad)
+        return [f"{tower} = {leaf}" for tower in self._towers()]
+
+    def _fault_setup(self) -> list[str]:
+        """The fault's switch (on until the caller turns it off), and what the fault needs."""
+        if not self.raises:
+            return []
+        lines = ["fault = [True]"] + ["record.go_on_after_errors()"] * self.again
+        if self.raises == "recompute":
+            lines.append("calls = []")
+        if self.raises == "backward-hook":
+            lines += ["def failing_hook(grad):", "    if fault:", "        raise ValueError('a hook fails during the backward')"]
+        return lines
+
+    def _forward_steps(self, function) -> list[str]:
+        """The forward: the region checkpointed once; or the same callable once per region, each on its own
+        first input; with switches, a region before them and one after each is entered or left (but the last)."""
+        def region(n, what):
+            first = f"y{n}" if n else "x0"
+            return f"out{n} = record({what!r}, lambda: api.checkpoint({function}, {self._call_arguments(first)}))"
+
+        if self.forward_regions == 1:
+            return [f"out = record('forward', lambda: api.checkpoint({function}, {self._call_arguments()}))"]
+        lines = [region(0, "forward")]
+        if not self.switches:
+            return lines + [region(n, f"forward of the same callable again, on y{n}") for n in range(1, self.regions)] + [
+                f"out = ({', '.join(f'out{n}' for n in range(self.regions))},)"]
+        held = []
+        exits = self.switch_exits or tuple(reversed(range(len(self.switches))))
+        if exits not in allowed_exit_orders(self.switches):
+            raise ValueError(f"switches {self.switches} cannot be left in the order {exits}")
+        events = [("enter", i) for i in range(len(self.switches))] + [("leave", i) for i in exits]
+        for n, (event, i) in enumerate(events, 1):
+            name, value = self.switches[i]
+            if event == "enter":
+                lines.append(f"switch{i} = record.hold(api.{SWITCHES[name]}({value!r}))")
+                held.append(i)
+            else:
+                lines.append(f"record.release(switch{i})")
+                held.remove(i)
+            if n < len(events):
+                under = ", ".join(f"{SWITCHES[self.switches[j][0]]}({self.switches[j][1]!r})" for j in held)
+                lines.append(region(n, f"forward under {under}"))
+        return lines + [f"out = ({', '.join(f'out{n}' for n in range(self.forward_regions))},)"]
+
+    def _threads_step(self, function) -> list[str]:
+        """The region's forward and backward in two threads at once, each on its own input."""
+        if not self.threads:
+            return []
+        return ["def forward_and_backward(t):",
+                f"    loss_of(api.checkpoint({function}, {self._call_arguments('t')})).backward()",
+                "record('two threads at once, each a forward and a backward', "
+                "lambda: in_threads(lambda i: forward_and_backward((t0, t1)[i])), backward=True)"]
+
+    def _healthy_call(self, function) -> list[str]:
+        """After the fault: the caller turns it off, clears the gradients, and calls the region again."""
+        if not (self.raises and self.again):
+            return []
+        turn_off, call, backward = HEALTHY_STEPS
+        # the arguments made from the first input, made again: the plain run's first backward freed their graph
+        again = [f"x{i} = {INPUT_KINDS[inp.kind]}" for i, inp in enumerate(self.inputs) if inp.kind in MADE_FROM_FIRST]
+        return again + [f"record({turn_off!r}, lambda: recover(fault, record))",
+                f"out_again = record({call!r}, lambda: api.checkpoint({function}, {self._call_arguments()}))",
+                f"record({backward!r}, lambda: loss_of(out_again).backward(), backward=True)"]
+
+
+def allowed_exit_orders(switches) -> list[tuple]:
+    """The orders in which held switches may be left: any, but of two with the same name the inner first (each
+    restores the value it found on entering, so leaving the outer first would leave the inner's behind)."""
+    pairs = itertools.combinations(range(len(switches)), 2)
+    inner_first = [(i, j) for i, j in pairs if switches[i][0] == switches[j][0]]
+    return [order for order in itertools.permutations(range(len(switches)))
+            if all(order.index(j) < order.index(i) for i, j in inner_first)]
 
 
 def _option(value) -> str:

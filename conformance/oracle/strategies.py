@@ -22,9 +22,11 @@ from conformance.oracle.program import (
     OUTPUTS,
     RANDOM_OPS,
     SEQUENTIAL_FUNCTIONS,
+    SWITCHES,
     Input,
     Nested,
     Program,
+    allowed_exit_orders,
 )
 
 NON_TENSORS = (None, 2, 0.5, True, "label", OBJECT)
@@ -33,6 +35,8 @@ DTYPES = ("float64", "float32", "float32", "bfloat16", "complex128")
 FORWARD_CONTEXTS = tuple(CONTEXTS)
 BACKWARD_CONTEXTS = ("no_grad", "enable_grad", "autocast", "autocast_float16", "saved_tensors_hooks", "default_device")
 FACTORY_OPS = ("randperm", "randint", "multinomial")  # ops that make a tensor on the default device
+# A flag most programs leave off (the program's hooks, its named intermediates): a quarter of them set it.
+SOMETIMES = st.sampled_from((False, False, False, True))
 NESTABLE_OPS = tuple(op for op in OPS if op not in ("mul_arg", "add_arg", "in_place_add", "scale", *INNER_AUTOGRAD_OPS))
 
 
@@ -85,8 +89,10 @@ def contexts(names, max_size=2):
 @st.composite
 def programs(draw, variant, claims, *, random=st.booleans(), backward=st.sampled_from(tuple(BACKWARDS)),
              steps=st.lists(st.sampled_from(tuple(CALLER_STEPS)), max_size=2).map(tuple),
-             forward_contexts=None, raises=st.sampled_from(["", "", "", "", "forward", "recompute"]), arguments=None,
-             dtypes=st.sampled_from(DTYPES), inside=st.just(()), checkpoint_options=None):
+             forward_contexts=None, raises=st.sampled_from(["", "", "", "", "forward", "recompute", "backward-hook"]), arguments=None,
+             dtypes=st.sampled_from(DTYPES), inside=st.just(()), checkpoint_options=None, hooks=SOMETIMES,
+             follow_intermediates=SOMETIMES, again=st.booleans(), regions=st.just(1),
+             switches=st.just(((), ())), threads=st.just(False), output=None):
     """A region program: up to six ops (random ones when random draws True), some nested checkpoints, and the
     ops ``inside`` draws after them; over what the implementation claims (``claims``: its Capabilities)."""
     features = claims.features
@@ -107,7 +113,7 @@ def programs(draw, variant, claims, *, random=st.booleans(), backward=st.sampled
         variant=variant,
         inputs=draw(arguments if arguments is not None else inputs(variant, features)),
         ops=body,
-        output=draw(st.sampled_from(outputs)),
+        output=draw(output if output is not None else st.sampled_from(outputs)),
         non_tensor=draw(st.sampled_from(NON_TENSORS)),
         non_tensor_first=draw(st.booleans()),
         dtype=dtype,
@@ -120,14 +126,20 @@ def programs(draw, variant, claims, *, random=st.booleans(), backward=st.sampled
         seed=draw(st.integers(0, 2**16)),
         form=draw(st.sampled_from(tuple(FORMS))),
         open_keywords=draw(st.booleans()),
+        hooks=draw(hooks),
+        follow_intermediates=draw(follow_intermediates),
+        **_around_the_region(draw, again, regions, switches, threads),
     )
 
 
 @st.composite
-def sequential_programs(draw, variant, claims):
-    """A checkpoint_sequential program: up to eight functions, any valid segment count."""
+def sequential_programs(draw, variant, claims, hooks=SOMETIMES, given=st.sampled_from(("tensor", "tensor", "tuple")),
+                        tuples=st.booleans()):
+    """A checkpoint_sequential program: functions (up to eight or so) handing on a tensor, or with ``tuples``
+    tuples too, given one tensor or a tuple (``given``); any valid segment count."""
     features = claims.features
-    functions = draw(st.lists(st.sampled_from(tuple(SEQUENTIAL_FUNCTIONS)), min_size=1, max_size=8).map(tuple))
+    sequential_input = draw(given)
+    functions = draw(sequential_functions(sequential_input == "tuple", draw(tuples)))
     keep = {"preserve_rng_state"} & set(features)
     return Program(
         variant=variant,
@@ -142,4 +154,43 @@ def sequential_programs(draw, variant, claims):
         backward=draw(st.sampled_from(("backward", "backward_twice", "autograd_grad", "backward_inputs"))),
         backward_contexts=draw(contexts(BACKWARD_CONTEXTS, 1)),
         seed=draw(st.integers(0, 2**16)),
+        hooks=draw(hooks),
+        sequential_input=sequential_input,
     )
+
+
+# ---------------------------------------------------- the caller's program around the region (issue 35, items 4, 5)
+
+def _around_the_region(draw, again, regions, switches, threads) -> dict:
+    """The Program fields of the caller's program around the region: a second, healthy call after a fault; the
+    same callable checkpointed once per region; the API's switches held around the forward; two threads."""
+    held, exits = draw(switches)
+    return dict(again=draw(again), regions=draw(regions), switches=held, switch_exits=exits, threads=draw(threads))
+
+
+@st.composite
+def held_switches(draw, features, max_size=3):
+    """The API's own context managers (SWITCHES) the implementation claims, held around the forward, nested in
+    the order drawn, and an order to leave them in that the API allows (allowed_exit_orders)."""
+    names = sorted(n for n in SWITCHES if n in features)
+    if not names:
+        return (), ()
+    values = {"early_stop": st.booleans(), "debug": st.sampled_from((True, False, None))}
+    switch = st.sampled_from(names).flatmap(lambda name: st.tuples(st.just(name), values[name]))
+    held = tuple(draw(st.lists(switch, min_size=1, max_size=max_size)))
+    return held, draw(st.sampled_from(allowed_exit_orders(held)))
+
+
+# What takes a tuple and gives a tensor: some "pair"s, then "merge" (program.TUPLE_FUNCTIONS).
+_TUPLE_TO_TENSOR = st.lists(st.just("pair"), max_size=2).map(lambda pairs: (*pairs, "merge"))
+
+
+@st.composite
+def sequential_functions(draw, tuple_input=False, tuples=False):
+    """checkpoint_sequential's functions, each taking what the one before returns: a tensor, or with ``tuples``
+    a tuple that "split" makes (or the input is) and "merge" takes apart; the last may return a tuple."""
+    single = st.sampled_from(tuple(SEQUENTIAL_FUNCTIONS)).map(lambda f: (f,))
+    unit = st.one_of(single, single, _TUPLE_TO_TENSOR.map(lambda rest: ("split", *rest))) if tuples else single
+    head = draw(_TUPLE_TO_TENSOR) if tuple_input else ()
+    body = sum(draw(st.lists(unit, min_size=0 if head else 1, max_size=4)), ())
+    return head + body + ("split",) * (tuples and draw(st.booleans()))

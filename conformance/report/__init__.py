@@ -14,7 +14,8 @@ from pathlib import Path
 
 from conformance.expectations import load_breakages, load_deviations, rejudge
 from conformance.report.diff import compare
-from conformance.report.layout import details_of
+from conformance.findings import load_findings
+from conformance.report.layout import details_of, finding_script
 from conformance.report.model import build
 from conformance.report.render import render_site
 from conformance.results import read_results, write_atomically
@@ -23,13 +24,14 @@ __all__ = ["build", "compare", "render_site", "write_report"]
 
 
 def write_report(paths, output, *, baseline=(), title: str = "Activation checkpointing conformance",
-                 expectations: Path | None = None) -> Path:
+                 expectations: Path | None = None, findings: Path | None = None) -> Path:
     """Render the results files ``paths`` (and, if given, the changes since ``baseline`` files): the index
     page to ``output``, the detail pages into the folder beside it (``compatibility-details/`` for
     ``compatibility.html``). Returns the index's path.
 
     With ``expectations`` (an expectations.toml), every result is judged again against it without
-    re-running: what happened stays, what was expected is recomputed."""
+    re-running: what happened stays, what was expected is recomputed. With ``findings`` (findings/findings.toml),
+    the site gets the findings page and a copy of each finding's script."""
     loaded = _load(paths)
     loaded, reproducers = _reproducers(paths, loaded, details_of(Path(output).name))
     if expectations is not None:
@@ -38,8 +40,11 @@ def write_report(paths, output, *, baseline=(), title: str = "Activation checkpo
     matrix = build(loaded)
     diff = compare(build(_load(baseline)), matrix) if baseline else None
     output = Path(output)
-    pages = render_site(matrix, diff, index=output.name, title=title, baseline_sources=[Path(p).name for p in baseline])
-    _write_site({**reproducers, **pages}, output)
+    registered = load_findings(findings) if findings is not None else []
+    scripts = {finding_script(output.name, f.script.name): f.script.read_text(encoding="utf-8") for f in registered}
+    pages = render_site(matrix, diff, index=output.name, title=title, baseline_sources=[Path(p).name for p in baseline],
+                        findings=registered)
+    _write_site({**reproducers, **scripts, **pages}, output)
     return output
 
 

@@ -1,8 +1,8 @@
 """Where each page of a report lives, and the relative links between them.
 
 A report is an index page (``-o compatibility.html``) and its detail pages in a folder beside it
-(``compatibility-details/``): one page per implementation, one per area, the sweeps and the changes
-since a baseline. Every path here is relative to the index's folder and every link is relative to the
+(``compatibility-details/``): one page per implementation, one per area, the sweeps, the changes
+since a baseline and the findings a maintainer can file (with copies of their scripts). Every path here is relative to the index's folder and every link is relative to the
 page it is on, so the index and its folder can be published anywhere as they are.
 """
 
@@ -25,6 +25,7 @@ class Layout:
     areas: dict[str, str]  # area id -> its page, for the areas with a tested clause
     sweeps: str
     changes: str
+    findings: str  # the findings a maintainer can file (findings/findings.toml), when the report is given them
 
     @classmethod
     def of(cls, matrix: Matrix, index: str) -> Layout:
@@ -32,12 +33,19 @@ class Layout:
         taken: set[str] = set()
         implementations = {label: _page(details, "impl-", label, taken) for label in matrix.implementations}
         areas = {area.id: _page(details, "area-", area.id, taken) for area in matrix.areas if area.tested}
-        return cls(index, implementations, areas, f"{details}/sweeps.html", f"{details}/changes.html")
+        return cls(index, implementations, areas, f"{details}/sweeps.html", f"{details}/changes.html",
+                   f"{details}/findings.html")
 
     def href(self, here: str, to: str, anchor: str | None = None) -> str:
         """The link from page ``here`` to page ``to`` (to an element of it, with ``anchor``)."""
         path = "" if to == here else quote(posixpath.relpath(to, posixpath.dirname(here) or "."))
         return path + ("#" + quote(anchor, safe="") if anchor else "")
+
+
+def finding_script(index: str, name: str) -> str:
+    """Where the site keeps its copy of a finding's script (the findings page links to it): published with the
+    pages, since a link into the repository would not survive publishing."""
+    return f"{details_of(index)}/findings/{name}"
 
 
 def details_of(index: str) -> str:

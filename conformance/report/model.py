@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from conformance.causes import root
 from conformance.registry import Clause, load_areas, load_clauses
 from conformance.results import Record, Results
 from conformance.vocabulary import DEVICES, EXPLAINED, SEVERITY, VARIANTS, VERDICTS, release_of, worst
@@ -55,6 +56,11 @@ class Cell:
         return [r for r in self.records if r.notes and r.status == "pass"]
 
     @property
+    def upstream(self) -> list:
+        """The known upstream bugs (torch's) that explain failures of the cell: a user's own bug from torch's, at a glance."""
+        return list({r.upstream.bug: r.upstream for r in self.records if r.upstream and r.verdict != "pass"}.values())
+
+    @property
     def explained(self) -> list[Record]:
         return [r for r in self.records if r.verdict in EXPLAINED]
 
@@ -69,6 +75,37 @@ class Cell:
                 else id(record)
             findings.setdefault(alike, [record, 0])[1] += 1
         return [(record, count - 1) for record, count in findings.values()]
+
+
+# The verdicts a maintainer must act on, grouped by cause on an implementation's page (skips and passes are not
+# failures; expected deviations and unsupported features are listed per clause).
+ACTIONABLE = ("fail", "crash", "timeout", "error", "fixed_deviation", "should", "differs")
+
+
+def signature(record: Record) -> str:
+    """What a failure looks like, alike for every test one bug fails (conformance/causes.py): its root cause's
+    signature, or, for a record without causes (a crash, a timeout, a fixed deviation), its status and the
+    first line of its message."""
+    cause = root(record.facts.causes)
+    if cause is not None:
+        return cause.signature
+    first = (record.message or "").strip().splitlines()[:1]
+    return f"{record.status}: {first[0][:160] if first else record.verdict}"
+
+
+@dataclass
+class CauseGroup:
+    """The failures of one implementation that share a cause: the tests, and the clauses and areas they reach."""
+
+    signature: str
+    records: list[Record] = field(default_factory=list)
+    clauses: dict[str, None] = field(default_factory=dict)
+    areas: dict[str, None] = field(default_factory=dict)
+    columns: dict["Column", None] = field(default_factory=dict)
+
+    @property
+    def first(self) -> Record:
+        return self.records[0]
 
 
 @dataclass
@@ -136,6 +173,16 @@ class Matrix:
         row = self._rows.get(clause_id)
         return row.cells.get(column) if row else None
 
+    def modules_not_run(self, implementation: str) -> list[dict]:
+        """The suite modules (whole areas) the implementation's runs could not run, and why (their results headers)."""
+        found = {m["module"]: m for run in self.runs if run.implementation == implementation
+                 for m in run.header.get("modules_not_run", ())}
+        return list(found.values())
+
+    def interpreter(self, column: Column) -> str | None:
+        """The Python that ran the column's tests (its results header), for the commands that rerun them."""
+        return next((run.header.get("interpreter") for run in self.runs if column in run.columns), None)
+
     def column_score(self, column: Column) -> Score:
         score = Score()
         for row in self.rows:
@@ -167,6 +214,35 @@ class Matrix:
         records = {id(r): r for row in self.rows for c in self.columns if c.implementation == implementation
                    for r in row.cells[c].records if r.status == "pass"}
         return sum(bool(r.notes) for r in records.values()), len(records)
+
+    def failures_by_cause(self, implementation: str) -> list[CauseGroup]:
+        """The implementation's actionable failures (ACTIONABLE), one group per cause, most tests first."""
+        groups: dict[str, CauseGroup] = {}
+        seen = set()
+        for area in self.areas:
+            for row in area.rows:
+                for column in (c for c in self.columns if c.implementation == implementation):
+                    for record in row.cells[column].records:
+                        if record.verdict not in ACTIONABLE:
+                            continue
+                        group = groups.setdefault(signature(record), CauseGroup(signature(record)))
+                        if (id(record), column) not in seen:
+                            seen.add((id(record), column))
+                            group.records.append(record)
+                        group.clauses[row.clause.id] = None
+                        group.areas[area.id] = None
+                        group.columns[column] = None
+        return sorted(groups.values(), key=lambda g: -len(g.records))
+
+    def skipped(self, implementation: str) -> list[tuple[str, list[Record]]]:
+        """The implementation's skipped tests, by reason (the message), most first."""
+        reasons: dict[str, dict[int, Record]] = {}
+        for row in self.rows:
+            for column in (c for c in self.columns if c.implementation == implementation):
+                for record in row.cells[column].records:
+                    if record.verdict == "skip":
+                        reasons.setdefault(record.message or "(no reason given)", {})[id(record)] = record
+        return sorted(((reason, list(records.values())) for reason, records in reasons.items()), key=lambda r: -len(r[1]))
 
     def totals(self, implementation: str) -> list[tuple[str, int]]:
         """How many cells of the implementation have each verdict, worst first (rows no run tested left out)."""

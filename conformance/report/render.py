@@ -13,7 +13,8 @@ import jinja2
 
 import conformance
 from conformance.report.diff import Diff
-from conformance.report.layout import Layout
+from conformance.findings import Finding
+from conformance.report.layout import Layout, finding_script
 from conformance.report.model import NA, Cell, Column, Matrix, Run
 from conformance.report.repro import repro_command, source_location
 from conformance.report.summary import area_summary
@@ -42,12 +43,16 @@ def environment() -> jinja2.Environment:
 
 
 def render_site(matrix: Matrix, diff: Diff | None = None, *, index: str = "index.html",
-                title: str = "Activation checkpointing conformance", baseline_sources: list[str] = ()) -> dict[str, str]:
+                title: str = "Activation checkpointing conformance", baseline_sources: list[str] = (),
+                findings: list[Finding] = ()) -> dict[str, str]:
     """Every page of the report: {its path relative to the index's folder: its HTML}. ``index`` is the
-    index's file name; the detail pages go into the folder Layout names after it."""
+    index's file name; the detail pages go into the folder Layout names after it. ``findings`` (the registry,
+    conformance/findings.py) adds their page, whose script links lead to copies the caller puts beside it
+    (layout.finding_script)."""
     layout = Layout.of(matrix, index)
     env = environment()
     common = dict(title=title, matrix=matrix, diff=diff, layout=layout, baseline_sources=list(baseline_sources),
+                  findings=list(findings),
                   generated=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                   harness=conformance.__version__)
 
@@ -68,6 +73,10 @@ def render_site(matrix: Matrix, diff: Diff | None = None, *, index: str = "index
         pages.append(page(layout.sweeps, "sweeps.html.j2", sweeps=sweeps))
     if diff is not None:
         pages.append(page(layout.changes, "changes.html.j2"))
+    if findings:
+        clauses = {row.clause.id: row.clause for row in matrix.rows}
+        pages.append(page(layout.findings, "findings.html.j2", clauses=clauses,
+                          script=functools.partial(finding_script, index)))
     return dict(pages)
 
 

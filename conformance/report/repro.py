@@ -14,9 +14,11 @@ from conformance.results import Record
 CHECKOUT = Path(__file__).resolve().parents[2]
 
 
-def repro_command(record: Record, implementation: str) -> str:
-    """``python -m pytest '<nodeid>' --impl=... --variant=... --device=...``, quoted for a POSIX shell."""
-    args = ["python", "-m", "pytest", record.nodeid, f"--impl={implementation}"]
+def repro_command(record: Record, implementation: str, interpreter: str | None = None) -> str:
+    """``<python> -m pytest '<nodeid>' --impl=... --variant=... --device=...``, quoted for a POSIX shell. The
+    interpreter is the one that ran the test (its results header says which: a tox env's, say, which is not on
+    PATH), else ``python``."""
+    args = [interpreter or "python", "-m", "pytest", record.nodeid, f"--impl={implementation}"]
     if record.variant:
         args.append(f"--variant={record.variant}")
     if record.device:

@@ -18,6 +18,7 @@ class Tally:
     passed: int
     counted: int
     worst: str  # the worst verdict counted; n/a when nothing was
+    upstream: tuple[str, ...] = ()  # known upstream bugs behind failures counted (their names)
 
     @classmethod
     def of(cls, verdicts: list[str], passing: tuple[str, ...] = ("pass",)) -> Tally:
@@ -29,7 +30,9 @@ class Tally:
 
 
 def area_cell(area: Area, column: Column) -> Tally:
-    return Tally.of([row.cells[column].verdict for row in area.rows if row.tested and row.cells[column].verdict != NA])
+    cells = [row.cells[column] for row in area.rows if row.tested and row.cells[column].verdict != NA]
+    tally = Tally.of([cell.verdict for cell in cells])
+    return Tally(tally.passed, tally.counted, tally.worst, tuple(dict.fromkeys(b.bug for c in cells for b in c.upstream)))
 
 
 def area_summary(matrix: Matrix) -> list[tuple[Area, list[Tally]]]:

@@ -11,10 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import product
 from pathlib import Path
 
-from conformance.results import Record
 from conformance.run.policy import Limits, RunSpec
+from conformance.run.progress import Progress
 from conformance.run.supervisor import Outcome, RunError, supervise
-from conformance.vocabulary import DEVICES, VARIANTS, VERDICTS, severe
+from conformance.vocabulary import DEVICES, VARIANTS, severe
 
 __all__ = ["Limits", "RunError", "RunSpec", "expand", "run_all", "shard", "supervise"]
 
@@ -37,7 +37,7 @@ def shard(specs: list[RunSpec], index: int, count: int) -> list[RunSpec]:
 
 def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), pytest_args=(), jobs=1,
             stream=None, strict_levels: bool = False) -> int:
-    """Run every spec; print a line per run (with a live dot stream when runs go one at a time).
+    """Run every spec, ``jobs`` at a time; show each run's progress while it goes on, and a line per run as it ends.
     Returns the exit code: 0 all good, 1 some test failed/crashed/timed out/errored or a declared breakage
     went stale, 2 a run gave no results, 128 + the signal's number when a SIGINT, SIGTERM or SIGHUP stopped
     the runs (each leaves its results as they stood, and nothing running). Failures of clauses that do not
@@ -48,36 +48,24 @@ def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), 
     if not specs:
         stream.write("no runs in this shard\n")
         return 0
-    lock = threading.Lock()
-    width = max(len(_label(s)) for s in specs)
 
     def one(spec: RunSpec) -> Outcome | None:
         if stop.is_set():
             return None
-        live = jobs == 1
-        if live:
-            stream.write(f"{_label(spec):<{width}}  ")
-            stream.flush()
-
-        def progress(record: Record) -> None:
-            if live:  # one character per finished test, as pytest draws them
-                stream.write(VERDICTS[record.verdict].progress)
-                stream.flush()
-
+        label = _label(spec)
+        progress.started(label)
         try:
-            outcome = supervise(spec, out_dir, limits, clauses=clauses, pytest_args=pytest_args, on_record=progress,
-                                stop=stop)
+            outcome = supervise(spec, out_dir, limits, clauses=clauses, pytest_args=pytest_args,
+                                on_record=lambda record: progress.recorded(label, record),
+                                on_plan=lambda planned: progress.planned(label, planned), stop=stop)
         except RunError as exc:
-            with lock:
-                stream.write(f"{'' if live else _label(spec) + '  '}no results: {exc}\n")
+            progress.ended(label, f"no results: {exc}")
             return None
-        with lock:
-            prefix = "  " if live else f"{_label(spec):<{width}}  "
-            stream.write(f"{prefix}{_summary(outcome)}{'  (stopped)' * outcome.stopped}  -> {outcome.path}\n")
-            stream.flush()
+        progress.ended(label, f"{_summary(outcome)}{'  (stopped)' * outcome.stopped}  -> {outcome.path}")
         return outcome
 
-    with _stopped_by_signals() as stop, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with (_stopped_by_signals() as stop, Progress(stream, width=max(len(_label(s)) for s in specs)) as progress,
+          ThreadPoolExecutor(max_workers=max(1, jobs)) as pool):
         outcomes = list(pool.map(one, specs))
     if stop.signal:
         stream.write(f"stopped by {signal.Signals(stop.signal).name}: the results files hold the tests as they stood\n")
@@ -86,8 +74,8 @@ def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), 
         return 2
     for outcome in outcomes:
         for breakage in outcome.stale_breakages:
-            stream.write(f"stale known breakage (no test of its row failed; remove it from expectations.toml): "
-                         f"{breakage.impl} {breakage.variant or ''} {breakage.torch or ''}: {breakage.reason[:120]}\n")
+            stream.write(f"stale declaration (no test it covers failed as it says; remove it from expectations.toml): "
+                         f"{'/'.join(breakage.impl)} {breakage.variant or ''}: {breakage.reason[:120]}\n")
     return int(any(o.counts.get(k) for o in outcomes for k in severe(strict_levels))
                or any(o.collection_errors or o.stale_breakages for o in outcomes))
 
@@ -124,7 +112,8 @@ def _summary(outcome: Outcome) -> str:
     counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in ordered)
     restarts = f", {outcome.attempts} attempts" if outcome.attempts > 1 else ""
     broken = f"; {len(outcome.collection_errors)} test file(s) failed to collect (see {outcome.log})" * bool(outcome.collection_errors)
-    return f"{counts or 'no tests'} ({outcome.seconds:.1f} s{restarts}){broken}"
+    not_run = "".join(f"; area not run: {m['area']} ({m['reason'][:100]})" for m in outcome.modules_not_run)
+    return f"{counts or 'no tests'} ({outcome.seconds:.1f} s{restarts}){broken}{not_run}"
 
 
 def _label(spec: RunSpec) -> str:

@@ -43,6 +43,10 @@ class Limits:
         """The per-test limit once a run has had ``timeouts`` timeouts."""
         return min(self.test_timeout, self.cut_timeout) if timeouts >= self.cut_after else self.test_timeout
 
-    def abandons(self, streak: list[str]) -> bool:
-        """Whether a test file whose last tests crashed or timed out as ``streak`` says is hopeless."""
-        return 0 < self.abandon_after <= len(streak)
+    def abandons(self, streak: list[str], abandoned_files: int = 0) -> bool:
+        """Whether a test file whose last tests crashed or timed out as ``streak`` says is hopeless. Giving up
+        scales with the run, not with the suite's size: once the run has abandoned ``abandon_after`` files, the
+        implementation has shown that it dies, and each later file is abandoned at its first death."""
+        if self.abandon_after <= 0:
+            return False
+        return len(streak) >= (1 if abandoned_files >= self.abandon_after else self.abandon_after)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tempfile
 import threading
 import time
@@ -40,7 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from conformance.expectations import EXPECTATIONS_PATH, Breakage, load_breakages, stale_breakages
+from conformance import reproducers
+from conformance.expectations import EXPECTATIONS_PATH, Breakage, Expectations, run_level, stale_breakages
 from conformance.results import Record, write_results
 from conformance.run.deaths import Attempt, record_death, tail
 from conformance.run.ledger import DEATHS, Ledger, test_file
@@ -70,21 +72,29 @@ class Outcome:
     collection_errors: list[str] = field(default_factory=list)  # test files pytest could not import
     stale_breakages: list[Breakage] = field(default_factory=list)  # declared, but none of the row's tests failed
     stopped: bool = False  # by ``stop``: the results are as they stood, each test not finished NOT RUN
+    modules_not_run: list[dict] = field(default_factory=list)  # whole areas that skipped at collection, and why
 
 
 def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clauses=(), pytest_args=(),
               on_record: Callable[[Record], None] = lambda record: None,
+              on_plan: Callable[[int], None] = lambda planned: None,
               stop: threading.Event | None = None) -> Outcome:
     """Run the suite for ``spec``; once ``stop`` is set (a signal to the runner), end the attempts running
     (each gets a SIGTERM, and ``STOP_GRACE_S`` to clean up, before SIGKILL), start none, and write the results
-    as they stand."""
+    as they stand. ``on_record`` hears of each record as the ledger takes it in, ``on_plan`` of the number of
+    tests planned whenever it grows (after a collection)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     log = out_dir / f"{spec.name}.log"
     log.write_text("")
     started = time.monotonic()
     path = out_dir / f"{spec.name}.json"
-    run = _Run(spec, limits, clauses, pytest_args, log, path, started, on_record, stop or threading.Event())
+    # The lanes' pytest write the reproducer scripts beside the run's results file, not beside their own (in the
+    # lanes' temporary folders); the scripts of an earlier run of this name go, as its results file does.
+    scripts = reproducers.beside(path).resolve()
+    shutil.rmtree(scripts, ignore_errors=True)
+    pytest_args = [*pytest_args, f"--conformance-reproducers={scripts}"]
+    run = _Run(spec, limits, clauses, pytest_args, log, path, started, on_record, on_plan, stop or threading.Event())
     with tempfile.TemporaryDirectory(prefix="conformance-run-") as work:
         lanes = [_Lane(run, Path(work) / "lane-1")]
         try:
@@ -120,9 +130,10 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
         counts[record.verdict] = counts.get(record.verdict, 0) + 1
     # Staleness is judged here, on the records of every attempt merged (an attempt sees only part of the row),
     # and only for a whole row: a run narrowed to some clauses may hold none of the row's failing tests.
-    stale = [] if clauses or stopped else stale_breakages(results, load_breakages(_expectations_path(pytest_args)))
+    stale = [] if clauses or stopped else stale_breakages(results, run_level(Expectations.load(_expectations_path(pytest_args))))
     return Outcome(path, log, results.records, len(attempts), seconds, counts,
-                   results.header["supervisor"]["collection_errors"], stale, stopped)
+                   results.header["supervisor"]["collection_errors"], stale, stopped,
+                   results.header.get("modules_not_run", []))
 
 
 def _supervisor_header(limits: Limits, attempts: list[Attempt], seconds: float, log: Path) -> dict:
@@ -154,11 +165,12 @@ class _Run:
     bound, progress, the stop."""
 
     def __init__(self, spec, limits, clauses, pytest_args, log: Path, path: Path, started: float, on_record,
-                 stop: threading.Event):
+                 on_plan, stop: threading.Event):
         self.spec, self.limits, self.clauses, self.pytest_args = spec, limits, clauses, pytest_args
-        self.log, self.path, self.on_record, self.stop = log, path, on_record, stop
+        self.log, self.path, self.on_record, self.on_plan, self.stop = log, path, on_record, on_plan, stop
         self.started, self.deadline = started, started + limits.run_timeout
         self.ledger = Ledger()
+        self.abandoned: list[str] = []  # the test files given up on, in order (Limits.abandons reads how many)
         self.lock = threading.Lock()
         self.attempts: list[Attempt] = []
         self.saved, self.unsaved = float("-inf"), False  # when the results file was last written; changed since?
@@ -180,14 +192,20 @@ class _Run:
         """The one place the runner gives up on a test file: once its streak (crashes and timeouts in a
         row, no pass between) reaches ``Limits.abandon_after``, its tests left get NOT-RUN records."""
         files = dict.fromkeys(test_file(r.nodeid) for r in added if r.status in DEATHS)
-        return [record for file in files if self.limits.abandons(self.ledger.streak(file))
-                for record in self.ledger.close_remaining(self._abandoned_because(file), file)]
+        closed = []
+        for file in files:
+            if self.limits.abandons(self.ledger.streak(file), len(self.abandoned)):
+                closed += self.ledger.close_remaining(self._abandoned_because(file), file)
+                self.abandoned.append(file)
+        return closed
 
     def _abandoned_because(self, file: str) -> str:
         streak = self.ledger.streak(file)
         kinds = " or ".join(plural for plural, status in (("crashes", "crash"), ("timeouts", "timeout")) if status in streak)
+        after = f"--abandon-after {self.limits.abandon_after}" if len(streak) >= self.limits.abandon_after else \
+            f"the run had abandoned {len(self.abandoned)} files already"
         return (f"run abandoned after {len(streak)} consecutive {kinds} in {Path(file).name} with no pass between "
-                f"(--abandon-after {self.limits.abandon_after}): its tests left were not run")
+                f"({after}): its tests left were not run")
 
     def save_if_due(self) -> None:
         """Called while attempts run, so that the last changes are saved even when no record follows them."""
@@ -320,6 +338,7 @@ def _run_attempt(processes: RunProcesses, run: _Run, lane: int, skip: list[str],
 def _take_plan(processes: RunProcesses, run: _Run) -> bool:
     plan = json.loads(processes.plan.read_text(encoding="utf-8"))
     run.record(lambda: run.ledger.plan(plan) or [])
+    run.on_plan(len(run.ledger.planned))
     return True
 
 

@@ -1,13 +1,12 @@
 """Fixtures every conformance test uses (fixtures only: the plugin registers the harness's hooks).
 ``variant`` and ``device`` are parametrized by the plugin."""
 
-import re
 from pathlib import Path
 
 import pytest
 import torch
 
-from conformance import facts
+from conformance import facts, reproducers
 from conformance.binding import Checkpointer
 from conformance.plugin import implementation
 
@@ -34,18 +33,18 @@ def isolated_global_state():
 
 
 @pytest.fixture
-def reproducer(request, tmp_path):
+def reproducer(request):
     """``reproducer(source) -> Path``: write a standalone Python script that reproduces this test's failure and
     name it in the test's record (docs/AUTHORING.md): beside the results file, in ``<results>-reproducers/``
-    (without --results, in the test's temporary folder). Call it only when the test is about to fail."""
+    (without --results, in ``reports/reproducers/<implementation>/``; conformance/reproducers.py). Call it only
+    when the test is about to fail."""
 
     def write(source: str) -> Path:
-        results = request.config.getoption("results")
-        folder = Path(results).with_name(Path(results).stem + "-reproducers") if results else tmp_path
-        folder.mkdir(parents=True, exist_ok=True)
-        script = folder / (re.sub(r"[^A-Za-z0-9._-]+", "_", request.node.name).strip("_") + ".py")
-        script.write_text(source, encoding="utf-8")
-        facts.set_reproducer(request.node, script.relative_to(Path(results).parent).as_posix() if results else str(script))
+        config = request.config
+        into = reproducers.folder(config.getoption("conformance_reproducers"), config.getoption("results"),
+                                  implementation(config).id, config.invocation_params.dir)
+        script, recorded = reproducers.write(into, request.node.name, source)
+        facts.set_reproducer(request.node, recorded)
         return script
 
     return write

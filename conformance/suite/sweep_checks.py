@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from conformance import facts
+from conformance.causes import Cause, causes_of
 from conformance.fixtures import sweeps
 
 RNG_CLAUSES = ("rng.same-forward", "rng.same-gradients", "rng.stream-restored")
@@ -64,15 +65,26 @@ def parametrize_cases(metafunc, cases):
         metafunc.parametrize("case", params(cases(sweeps.profile_of(metafunc.config)), metafunc.function.__name__))
 
 
+# What each check compares with the plain run: the observable (conformance/causes.py) a failed comparison differs in
+# (the rng clauses' checks compare runs that differ in nothing but their random draws).
+OBSERVABLE = {"api.forward-value": "result", "api.same-gradients": "gradients", "gradapi.non-reentrant-grad": "gradients",
+              "retain.double-backward": "gradients", "callers.no-grad": "result", "rng.same-forward": "rng",
+              "rng.same-gradients": "rng", "rng.stream-restored": "rng", "modulestate.buffers-match": "objects"}
+
+
 @contextlib.contextmanager
 def checked(clause, case, variant):
-    """Any error inside is a failure of clause, named as "<clause> fails for <op>, sample N, <variant>"."""
+    """Any error inside is a failure of clause, named as "<clause> fails for <op>, sample N, <variant>". Its cause
+    is the error the checkpointed run raised, or the comparison's difference in the clause's observable."""
     try:
         yield
     except Exception as exc:  # noqa: BLE001  (an error from the checkpointed run is a failure too)
         _charge(clause)
         detail = str(exc) if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {exc}"
-        raise AssertionError(f"{clause} fails for {case.label(variant)}: {detail}") from None
+        failure = AssertionError(f"{clause} fails for {case.label(variant)}: {detail}")
+        failure.causes = causes_of(exc) if not isinstance(exc, AssertionError) or hasattr(exc, "causes") \
+            else (Cause("difference", OBSERVABLE[clause], str(exc)),)
+        raise failure from None
 
 
 def _charge(clause):

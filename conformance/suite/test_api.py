@@ -367,3 +367,39 @@ def test_output_that_views_an_argument_is_the_functions(ckpt, view):
 @pytest.mark.parametrize("view", VIEWS)
 def test_gradients_through_an_output_that_views_an_argument_equal_the_uncheckpointed_run(ckpt, view):
     assert_gradients_are_the_uncheckpointed_ones(ckpt, returning_view(view), _pair, f"{view} of an argument returned")
+
+
+# ---- torch's test_save_on_cpu_and_checkpoint (test_autograd.py): docs/UPSTREAM_TESTS.md ----
+
+SAVED_TENSOR_HOOKS = ("around-the-checkpoint", "inside-the-function")
+
+
+def _powers(h):
+    return h.pow(2).pow(2)
+
+
+def _powers_saved_on_cpu(h):
+    with torch.autograd.graph.save_on_cpu():
+        h = _powers(h)
+    return h.pow(2)
+
+
+@pytest.mark.clause("api.same-gradients")
+@pytest.mark.parametrize("hooks", SAVED_TENSOR_HOOKS)
+def test_gradients_with_saved_tensor_hooks_around_or_inside_the_region_equal_the_uncheckpointed_run(ckpt, hooks):
+    """torch.autograd.graph.save_on_cpu (a saved_tensors_hooks) around the checkpoint call, or entered by the
+    function itself: the caller's hooks and checkpoint's own saving must compose."""
+
+    def run(call, x):
+        h = x.pow(2)
+        if hooks == "around-the-checkpoint":
+            with torch.autograd.graph.save_on_cpu():
+                out = call(_powers, h).pow(2)
+        else:
+            out = call(_powers_saved_on_cpu, h)
+        out.sum().backward()
+
+    x, reference_x = twin_leaves()
+    run(ckpt.checkpoint, x)
+    run(lambda function, h: function(h), reference_x)
+    assert_same_gradients(x.grad, reference_x.grad, [f"input gradient (save_on_cpu {hooks})"])

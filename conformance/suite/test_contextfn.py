@@ -5,7 +5,7 @@ import contextlib
 import pytest
 import torch
 
-from conformance.assertions import INVALID_ARGUMENT, assert_raises, assert_rejected, assert_same_gradients, backward_of_sum
+from conformance.assertions import ANY_ERROR, assert_raises, assert_rejected, assert_same_gradients, backward_of_sum
 from conformance.fixtures.functions import sin_exp
 from conformance.fixtures.inputs import leaf, twin_leaves
 from conformance.fixtures.probes import RecordingContext
@@ -38,7 +38,7 @@ def test_reentrant_rejects_context_fn(ckpt):
         return contextlib.nullcontext(), contextlib.nullcontext()
 
     x = leaf()
-    assert_rejected(INVALID_ARGUMENT, "an error for a non-default context_fn with use_reentrant=True",
+    assert_rejected(ANY_ERROR, "an error for a non-default context_fn with use_reentrant=True",
                     ckpt.checkpoint, sin_exp, x, context_fn=context_fn, then=backward_of_sum)
 
 
@@ -64,8 +64,9 @@ def test_suppressed_forward_error_still_raises(ckpt):
         return Suppresses(), contextlib.nullcontext()
 
     x = leaf()
-    # RuntimeError (torch's), or the function's own exception re-raised: either says the forward failed.
-    with assert_raises((RuntimeError, RegionFailed), "an error: the forward failed, so checkpoint has no output to return"):
+    # Any error says the forward failed (torch's RuntimeError, the function's own exception re-raised): the
+    # docs name none, they only say checkpoint returns the function's output, and there is none.
+    with assert_raises(ANY_ERROR, "an error: the forward failed, so checkpoint has no output to return"):
         ckpt.checkpoint(failing, x, context_fn=context_fn)
 
 

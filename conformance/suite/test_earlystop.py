@@ -95,3 +95,20 @@ def test_reentrant_recomputes_whole_function_under_either_early_stop_override(ck
 def test_reentrant_ignores_early_stop_argument(ckpt, early_stop):
     fn = checkpointed_run(ckpt, AfterLastSave, early_stop=early_stop)
     assert_ran_to_end(fn, WHOLE_RECOMPUTE, f"early_stop={early_stop} is ignored by the reentrant variant")
+
+
+# ---- torch's test_nested_checkpoint_set_early_stop (test_autograd.py): docs/UPSTREAM_TESTS.md ----
+
+@pytest.mark.clause("earlystop.context-manager-overrides")
+def test_innermost_context_manager_decides_and_the_enclosing_one_decides_again_after_it(ckpt):
+    inner, outer = AfterLastSave(), AfterLastSave()
+    with ckpt.set_checkpoint_early_stop(False):
+        with ckpt.set_checkpoint_early_stop(True):
+            inner_out = ckpt.checkpoint(inner, twin_leaves()[0], early_stop=False)
+        outer_out = ckpt.checkpoint(outer, twin_leaves()[0], early_stop=True)
+    inner_out.sum().backward()
+    outer_out.sum().backward()
+    assert_ran_to_end(inner, FORWARD_ONLY, "the innermost set_checkpoint_early_stop(True) decides, whatever the "
+                      "enclosing manager and the argument say")
+    assert_ran_to_end(outer, WHOLE_RECOMPUTE, "once the inner manager has exited, the enclosing "
+                      "set_checkpoint_early_stop(False) decides again")

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from conformance.assertions import assert_same_forward, assert_same_gradients
-from conformance.fixtures.inputs import twin_leaves
+from conformance.fixtures.inputs import leaf, twin_leaves
 
 
 def grad_mode_recorder(modes):
@@ -133,3 +133,41 @@ def test_backward_inside_the_region_with_early_stop_off(ckpt, where):
     expected.sum().backward()
     assert fn.inner_runs > forward_runs, "early_stop=False, yet the recompute did not reach the inner backward"
     assert_same_gradients(x.grad, x_ref.grad, ["x.grad"])
+
+
+# ---- torch's test_checkpointing_without_reentrant_parameter_used_in_an_out and
+# ---- test_nested_checkpoint_same_graph (docs/UPSTREAM_TESTS.md) ----
+
+def _plain_call(function, *args):
+    return function(*args)
+
+
+@pytest.mark.clause("gradmode.non-reentrant-hooks-fire-once")
+def test_hook_on_a_tensor_used_inside_and_outside_the_region_fires_once_per_backward(ckpt):
+    def hook_calls(call):
+        w, x, fired = leaf(seed=3), leaf(seed=4), []
+        w.register_hook(lambda grad: fired.append(grad))
+        call(lambda t: w * t, w * x).sum().backward()  # w used outside the region, then inside it
+        return len(fired)
+
+    expected, actual = hook_calls(_plain_call), hook_calls(ckpt.checkpoint)
+    assert actual == expected, (f"a hook on a tensor the region uses, also outside it, fired {actual} times in "
+                                f"one backward; {expected} without checkpoint")
+
+
+@pytest.mark.clause("gradmode.non-reentrant-hooks-fire-once")
+def test_hook_the_function_registers_on_a_tensor_it_computes_fires_once_per_backward(ckpt):
+    def hook_calls(call):
+        fired = []
+
+        def region(x):
+            h = x.sin()
+            h.register_hook(lambda grad: fired.append(grad))
+            return h.cos()
+
+        call(region, leaf()).sum().backward()
+        return len(fired)
+
+    expected, actual = hook_calls(_plain_call), hook_calls(ckpt.checkpoint)
+    assert actual == expected, (f"a hook the function registered on a tensor it computes fired {actual} times in "
+                                f"one backward; {expected} without checkpoint")

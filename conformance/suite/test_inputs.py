@@ -129,3 +129,53 @@ def test_aliased_inputs_are_unchanged_by_forward_and_backward(ckpt, aliasing):
     assert_unchanged(tensors, snapshots, "by the checkpointed forward")
     out.sum().backward()
     assert_unchanged(tensors, snapshots, "by backward through the checkpoint")
+
+
+# ---- torch's test_checkpointing_without_reentrant_saved_object_identity (docs/UPSTREAM_TESTS.md) ----
+
+@pytest.mark.clause("inputs.non-reentrant-recompute-gets-the-passed-tensors")
+def test_recompute_receives_the_tensor_objects_the_caller_passed(ckpt):
+    a, b, c = leaf(seed=1), leaf(seed=2, requires_grad=False), leaf(seed=3) * 2
+    kinds = ("a leaf that requires grad", "a leaf that does not", "a non-leaf")
+    received = []  # per call of the region: which arguments were the caller's own objects
+
+    def region(x, y, z):
+        received.append([x is a, y is b, z is c])
+        return (x * y * z).sin()
+
+    ckpt.checkpoint(region, a, b, c).sum().backward()
+    assert len(received) > 1, "the region was not re-invoked in backward: there is no recompute to look at"
+    for call, same in enumerate(received[1:], 1):
+        copies = [kind for kind, is_same in zip(kinds, same) if not is_same]
+        assert not copies, f"recompute {call} received copies of {copies}, not the tensors the caller passed"
+
+
+class _SavesSecondArgument(torch.autograd.Function):
+    """x * y, saving y; its backward hands what ctx.saved_tensors gave back to ``seen``."""
+
+    @staticmethod
+    def forward(ctx, x, y, seen):
+        ctx.seen = seen
+        ctx.save_for_backward(y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors  # read once: torch's non-reentrant variant refuses a second read
+        ctx.seen.append(y)
+        return grad * y, None, None
+
+
+@pytest.mark.clause("inputs.non-reentrant-recompute-gets-the-passed-tensors")
+def test_custom_function_inside_gets_back_the_very_argument_it_saved(ckpt):
+    def saved_in_backward(call):
+        x, y, seen = leaf(seed=1), leaf(seed=2, requires_grad=False), []
+        call(lambda a, b: _SavesSecondArgument.apply(a, b, seen), x, y).sum().backward()
+        assert len(seen) == 1, f"the custom Function's backward ran {len(seen)} times, expected once"
+        return seen[0] is y
+
+    assert saved_in_backward(lambda function, *args: function(*args)), (
+        "probe check: without checkpoint, ctx.saved_tensors gives back the argument object itself")
+    assert saved_in_backward(ckpt.checkpoint), (
+        "the custom Function inside the region saved the argument y (which does not require grad), but in "
+        "backward ctx.saved_tensors gave back another tensor object, not y")

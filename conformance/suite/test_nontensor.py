@@ -138,3 +138,14 @@ def test_non_tensor_items_before_and_between_tensor_outputs_come_back_unchanged(
     function = with_items(NON_TENSOR_ITEMS[item])
     (x, _), (y, _) = twin_leaves(seed=1), twin_leaves(seed=2)
     assert_same_output(ckpt.checkpoint(function, x, y), function(x, y))
+
+
+# ---- torch's test_checkpoint_no_tensors (test_utils.py): docs/UPSTREAM_TESTS.md ----
+
+@pytest.mark.clause("nontensor.arguments-pass-through")
+def test_function_of_python_values_only_receives_them_and_returns_its_result(ckpt):
+    def region(a, b, scale, label):
+        return (a + b * scale) * scale, None, label, scale
+
+    args = (0.5, 0.25, 3, "label")  # not one tensor among the arguments
+    assert_same_output(ckpt.checkpoint(region, *args), region(*args))

@@ -94,8 +94,9 @@ class GradModeLog:
         return x.sin().exp()
 
 
-# After the warning, the call runs: the documented default is use_reentrant=True (spec-sources/003:
-# "Default: True"), whose forward runs under torch.no_grad(); the value and the gradients are the function's.
+# After the warning, the call runs: the documented default is use_reentrant=True ("Default: True",
+# https://pytorch.org/docs/2.1/checkpoint.html), whose forward runs under torch.no_grad(); the value and the
+# gradients are the function's.
 @pytest.mark.clause("warnings.checkpoint-use-reentrant-omitted")
 def test_checkpoint_without_use_reentrant_runs_the_reentrant_default(ckpt):
     fn, x, reference = GradModeLog(), leaf(), leaf()

@@ -1,0 +1,80 @@
+"""tensor_parallel.checkpoint: the recompute ignores the forward's torch.autocast (it runs in another dtype)
+
+megatron.core.tensor_parallel.checkpoint runs Megatron's CheckpointFunction, whose backward re-runs the function
+restoring only the RNG states (CPU, CUDA and the tracker's): it neither records the forward's torch.autocast state
+nor re-enters it, as torch's CheckpointFunction does. A region run under torch.autocast is recomputed under whatever
+autocast is active at backward (usually none): its matmuls run in float32 where the forward ran them in bfloat16,
+so the gradients are those of another computation than the one that made the output.
+Related: NVIDIA/Megatron-LM#7538 (open) re-enters Transformer Engine's FP8 autocast in the same recompute; torch's
+own autocast is not part of it.
+
+Documentation: torch's checkpoint docstring (https://docs.pytorch.org/docs/stable/checkpoint.html), the contract
+tensor_parallel.checkpoint mirrors: "If the :attr:`function` invocation during the backward pass differs from the
+forward pass, e.g., due to a global variable, the checkpointed version may not be equivalent, potentially causing an
+error being raised or leading to silently incorrect gradients." torch therefore replays the forward's autocast
+state in the recompute.
+
+Steps: pip install megatron-core==0.16.1 (torch held), then
+       python megatron_autocast_not_replayed.py                                (Megatron: exits 1)
+       python megatron_autocast_not_replayed.py --impl torch.utils.checkpoint  (torch, use_reentrant=True: exits 0)
+  Megatron's checkpoint needs CUDA: on a machine without it the script stubs the two CUDA RNG helpers of
+  megatron.core.tensor_parallel.random (_get_cuda_rng_state returns an empty tensor, _set_cuda_rng_state does
+  nothing) and runs on CPU under CPU autocast; with CUDA nothing is stubbed and it runs on the GPU.
+Expected: the matmul inside the region runs in bfloat16 in the forward and in the recompute (torch.autocast around
+  the forward only, backward outside it).
+Actual (as recorded by checkpoint-conformance's run of megatron-core 0.16.1 with the CPU stub, torch 2.13.0; this
+  script itself not yet run on Megatron): bfloat16 in the forward, float32 in the recompute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import importlib.metadata
+import platform
+import sys
+
+import torch
+
+PACKAGE = "megatron.core.tensor_parallel"
+
+
+def checkpoint_from(name: str):
+    module = importlib.import_module(name)
+    if name != PACKAGE:
+        return functools.partial(module.checkpoint, use_reentrant=True)
+    print(f"megatron-core {importlib.metadata.version('megatron-core')}")
+    if not torch.cuda.is_available():  # only its CUDA RNG state calls; the recompute is Megatron's own
+        module.random._get_cuda_rng_state = lambda *args, **kwargs: torch.empty(0, dtype=torch.uint8)
+        module.random._set_cuda_rng_state = lambda *args, **kwargs: None
+    return lambda function, *args: module.checkpoint(function, False, *args)  # distribute_saved_activations=False
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", default=PACKAGE, help=f"{PACKAGE} (default) or torch.utils.checkpoint")
+    name = parser.parse_args().impl
+    checkpoint = checkpoint_from(name)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    print(f"torch {torch.__version__}, Python {platform.python_version()}, checkpoint: {name}, device {device}")
+
+    linear = torch.nn.Linear(8, 8, device=device)
+    dtypes = []  # the matmul's dtype at each run of the region: the forward, then the recompute
+
+    def region(t):
+        y = linear(t)
+        dtypes.append(y.dtype)
+        return y.float()
+
+    x = torch.randn(4, 8, device=device, requires_grad=True)
+    with torch.autocast(device, dtype=torch.bfloat16):
+        out = checkpoint(region, x)
+    out.sum().backward()
+    print("expected: the region's matmul in bfloat16 in the forward and in the recompute")
+    print(f"actual:   {' then '.join(str(dtype) for dtype in dtypes)}")
+    return 0 if dtypes == [torch.bfloat16, torch.bfloat16] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""A failure's cause (conformance/causes.py), and declarations that hold only for the failure they name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.capabilities import Capabilities
+from conformance.causes import Cause, Differs, Pattern, causes_of, root
+from conformance.expectations import Expectations, judge, load_deviations
+from conformance.facts import Facts
+from conformance.results import read_results
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_an_exception_cause_matches_its_type_a_base_and_its_message():
+    cause = causes_of(KeyError("no such key 'x'"))[0]
+    assert (cause.kind, cause.name) == ("exception", "KeyError") and "LookupError" in cause.bases
+    assert Pattern(exception="LookupError", message="no such key").matches(cause)
+    assert not Pattern(exception="LookupError", message="^other").matches(cause)
+    assert not Pattern(exception="TypeError").matches(cause)
+    assert not Pattern(observable="result").matches(cause)
+
+
+def test_a_difference_carries_its_observable_and_a_group_its_members_causes():
+    group = ExceptionGroup("two", [Differs("gradients", "x: values differ"), ValueError("bad")])
+    found = causes_of(group)
+    assert [(c.kind, c.name) for c in found] == [("difference", "gradients"), ("exception", "ValueError")]
+    assert root(found).name == "ValueError"  # an exception explains what follows it
+    assert root(found[:1] + (Cause("difference", "rng", "stream"),)).name == "rng"  # other numbers, other gradients
+
+
+def test_a_pattern_names_one_kind_and_something_to_match():
+    with pytest.raises(ValueError):
+        Pattern()
+    with pytest.raises(ValueError):
+        Pattern(exception="TypeError", observable="result")
+
+
+def test_signatures_are_alike_for_one_bug_across_inputs():
+    a = Cause("exception", "RuntimeError", "tensor at index 3 of 'x' has shape [2, 3], expected [4]")
+    b = Cause("exception", "RuntimeError", "tensor at index 7 of 'weight' has shape [5], expected [1, 1]")
+    assert a.signature == b.signature
+    assert Cause("difference", "gradients", "x: 3 of 4 differ").signature == Cause("difference", "gradients", "lin.weight").signature
+
+
+def _declared(tmp_path, cause: str | None):
+    path = tmp_path / "expectations.toml"
+    path.write_text('[[deviation]]\nimpl = ["mypkg", "otherpkg"]\nclause = ["api.forward-value", "api.same-gradients"]\n'
+                    f'reason = "mypkg refuses dict outputs"\n{cause or ""}\n')
+    return Expectations(tuple(load_deviations(path)))
+
+
+def _judged(expectations, *causes):
+    facts = Facts(("api.forward-value",), "non_reentrant", "cpu", causes=causes)
+    return judge(facts, nodeid="t::test[dict]", status="fail", impl="mypkg", capabilities=Capabilities(),
+                 torch_release="2.13", expectations=expectations).expected
+
+
+def test_a_declaration_explains_only_the_failure_its_cause_names(tmp_path):
+    expectations = _declared(tmp_path, 'cause = { exception = "TypeError", message = "dict outputs" }')
+    assert _judged(expectations, Cause("exception", "TypeError", "dict outputs are not supported")).kind == "deviation"
+    assert _judged(expectations, Cause("difference", "result", "values differ")) is None
+    # every cause of one failure must be declared: a declared one does not carry an undeclared one
+    assert _judged(expectations, Cause("exception", "TypeError", "dict outputs"), Cause("difference", "rng", "")) is None
+    # entries written before causes still explain whatever fails under them
+    assert _judged(_declared(tmp_path, None), Cause("difference", "result", "values differ")).kind == "deviation"
+
+
+def test_a_second_undeclared_bug_in_a_declared_clause_fails(tmp_path):
+    """Item 3 of issue 37: an implementation with a declared deviation (its dict outputs refused) and a second,
+    undeclared bug in the same clause (float16 outputs returned as float32) gets a failure for the second bug."""
+    expectations = tmp_path / "expectations.toml"
+    expectations.write_text('[[deviation]]\nimpl = "tests.broken.two_bugs_one_clause"\nclause = "api.forward-value"\n'
+                            'cause = { exception = "TypeError", message = "dict outputs" }\n'
+                            'reason = "refuses dict outputs"\n')
+    out = tmp_path / "results.json"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--impl=tests.broken.two_bugs_one_clause",
+                    "--variant=non_reentrant", f"--expectations={expectations}", f"--results={out}",
+                    "conformance/suite/test_api.py", "-k", "test_output_has_the_functions_type_and_structure or "
+                    "test_output_in_every_floating_dtype_is_the_functions"],
+                   cwd=REPO, capture_output=True, text=True, timeout=300)
+    verdicts = {r.nodeid.split("::")[-1]: (r.verdict, r.message) for r in read_results(out).records}
+    assert verdicts["test_output_has_the_functions_type_and_structure[non_reentrant-dict]"][0] == "expected_deviation"
+    verdict, message = verdicts["test_output_in_every_floating_dtype_is_the_functions[non_reentrant-float16]"]
+    assert verdict == "fail", message
+    assert "declared (TypeError /dict outputs/)" in message and "result: " in message
+    assert verdicts["test_output_in_every_floating_dtype_is_the_functions[non_reentrant-float32]"][0] == "pass"
+
+
+def test_a_declaration_by_cause_goes_stale_when_nothing_fails_its_way(tmp_path):
+    from conformance.expectations import run_level, stale_breakages
+    from conformance.results import Record, Results
+
+    expectations = _declared(tmp_path, 'cause = { exception = "TypeError", message = "dict outputs" }')
+    assert [d.by_cause for d in expectations.deviations] == [True]
+    passed = Record("t::test[dict]", Facts(("api.forward-value",), "non_reentrant", "cpu"), "pass")
+    failed = Record("t::test[dict]", Facts(("api.forward-value",), "non_reentrant", "cpu",
+                                           expected=expectations.deviations[0].expected), "fail")
+    header = {"implementation": "mypkg", "torch": "2.13.0"}
+    assert stale_breakages(Results(header, [passed]), run_level(expectations)) == list(expectations.deviations)
+    assert stale_breakages(Results(header, [passed, failed]), run_level(expectations)) == []
+
+
+def test_a_difference_made_by_the_random_draws_is_charged_to_the_rng_clauses_whatever_else_the_program_does():
+    """Issue 34, item 4: with preserve_rng_state forced off, a program with autograd inside its region differs in
+    its forward value and gradients only because the recompute draws other numbers: charged to the rng clauses
+    (never gradmode's, whose observable did not differ), its cause the RNG."""
+    import importlib
+
+    from conformance import oracle
+    from conformance.oracle.program import Program
+
+    mutant = importlib.import_module("tests.mutants.rng.non_reentrant_forces_no_preserve")
+    found = oracle.violations(Program("non_reentrant", ops=("linear", "dropout", "inner_grad")), mutant)
+    assert found and {v.clause.split(".")[0] for v in found} == {"rng"}
+    assert {v.cause.name for v in found} == {"rng"}
+    assert not oracle.violations(Program("non_reentrant", ops=("linear", "tanh", "inner_grad")), mutant)
+
+
+def test_the_implementation_page_groups_one_bug_as_one_cause():
+    from conformance.report.model import build
+    from conformance.report.render import render_site
+    from conformance.results import Record, Results
+
+    def failed(nodeid, clause, cause):
+        return Record(nodeid, Facts((clause,), "non_reentrant", "cpu", causes=(cause,)), "fail", str(cause))
+
+    records = [failed("a.py::t1", "rng.same-gradients", Cause("difference", "rng", "x: dropout masks differ")),
+               failed("b.py::t2", "rng.stream-restored", Cause("difference", "rng", "the stream differs")),
+               failed("c.py::t3", "api.forward-value", Cause("exception", "TypeError", "dict outputs at 0x7f3a"))]
+    matrix = build([("r.json", Results({"implementation": "mine", "torch": "2.13.0"}, records))])
+    groups = matrix.failures_by_cause("mine")
+    assert [(len(g.records), list(g.areas)) for g in groups] == [(2, ["rng"]), (1, ["api"])]
+    page = render_site(matrix)["index-details/impl-mine.html"]
+    assert page.index("one cause, 2 tests") < page.index('id="details"') < page.index('id="skips"')
+
+
+def test_what_a_step_that_raised_did_not_produce_is_the_exceptions_consequence():
+    from conformance.causes import unmatched
+
+    declared = [Pattern(observable="exception", detail="AttributeError")]
+    raised = Cause("difference", "exception", "raises AttributeError: x", step=2)
+    missing = Cause("difference", "gradient-presence", "x0: None, the plain run gives a gradient", step=2)
+    earlier = Cause("difference", "gradients", "x0: values differ", step=1)
+    assert unmatched([raised, missing], declared) == []
+    assert unmatched([raised, missing, earlier], declared) == [earlier]  # a wrong gradient before it is a cause of its own
