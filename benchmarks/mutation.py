@@ -43,8 +43,13 @@ SUITE = ROOT / "conformance" / "suite"
 # and they exercise the same code paths as the areas kept), plus the oracle. Any test failing kills a mutant,
 # whatever its clause's level (--strict-levels): a mutant is a change of behaviour, documented or observed.
 SLOW = {"test_sweep_ops.py", "test_sweep_modules.py", "test_models.py", "test_distributed.py"}
-TESTS = sorted(str(p) for p in SUITE.glob("test_*.py") if p.name not in SLOW)
-PYTEST_ARGS = ["-c", "pytest.ini", "--device=cpu", "--strict-levels", "--hypothesis-profile=conformance-ci",
+# The suite is linked into mutmut's folder as suite/: pytest names tests relative to its rootdir (that folder), and
+# mutmut passes those names back to select a mutant's tests. importlib import mode keeps the checkout off sys.path,
+# so that the mutated copy, first on it, is what --impl imports.
+TESTS = sorted(f"suite/{p.name}" for p in SUITE.glob("test_*.py") if p.name not in SLOW)
+# `-m clause` (every conformance test carries the marker) tells the judge this is not a whole row's run, so it does
+# not call a declared deviation stale when the test that shows it sits in an area left out here.
+PYTEST_ARGS = ["-c", "pytest.ini", "--import-mode=importlib", "-m", "clause", "--device=cpu", "--strict-levels", "--hypothesis-profile=conformance-ci",
                "-p", "no:cacheprovider"]
 PYTEST_INI = "[pytest]\naddopts = -p conformance.plugin\ntimeout = 120\n"
 
@@ -139,17 +144,20 @@ def summarize(target: str, chosen: list[str], status: dict[str, str], total: int
     counts: dict[str, int] = {}
     for name in chosen:
         key = status[name]
-        if key == "survived" and name in verdicts:
-            key = verdicts[name]["verdict"]
+        if key in ("survived", "no tests") and verdicts.get(name, {}).get("verdict") in ("equivalent", "unreachable-here"):
+            key = verdicts[name]["verdict"]  # a gap or a killed-by not yet seen killed still counts as survived
         counts[key] = counts.get(key, 0) + 1
-    killed = sum(counts.get(k, 0) for k in KILLED) + counts.get("timeout", 0)
+    killed = sum(counts.pop(k, 0) for k in KILLED)
+    timeouts = counts.pop("timeout", 0)  # a mutant that hangs the tests is caught: mutmut counts it killed too
     excluded = counts.get("equivalent", 0) + counts.get("unreachable-here", 0)
     scored = len(chosen) - excluded
-    low, high = wilson(killed, scored)
-    rate = f"{killed / scored:.1%}" if scored else "n/a"
-    print(f"{target}: {len(chosen)} mutants of {total} sampled; "
-          + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-          + f"; kill rate {rate} of {scored} scored (95% Wilson interval {low:.1%} to {high:.1%}); {seconds:.0f} s")
+    low, high = wilson(killed + timeouts, scored)
+    rate = f"{(killed + timeouts) / scored:.1%}" if scored else "n/a"
+    others = "".join(f", {k} {v}" for k, v in sorted(counts.items()) if k not in ("survived", "equivalent", "unreachable-here"))
+    print(f"{target}: {len(chosen)} mutants sampled of {total}: killed {killed}, timeouts {timeouts}, "
+          f"survived {counts.get('survived', 0)}, equivalent {counts.get('equivalent', 0)}, unreachable here "
+          f"{counts.get('unreachable-here', 0)}{others}; kill rate {rate} of {scored} scored "
+          f"(95% Wilson interval {low:.1%} to {high:.1%}); {seconds:.0f} s")
     untriaged = [n for n in chosen if status[n] != "killed" and status[n] not in KILLED | {"timeout"}
                  and n not in verdicts]
     for name in untriaged:
@@ -161,6 +169,7 @@ def run_target(target: str, size: int, seed: int, shard: tuple[int, int], max_ch
     work = prepare(target)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     subprocess.run([sys.executable, "-c", GENERATE], cwd=work, env=env, check=True)
+    (work / "mutants" / "suite").symlink_to(SUITE, target_is_directory=True)
     names = mutant_names(work)
     chosen = sample(names, size, seed, shard)
     mutmut = [sys.executable, "-c", "from mutmut.__main__ import cli; cli()"]

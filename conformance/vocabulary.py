@@ -230,6 +230,10 @@ ORACLE_CONDITIONS = {
     "reentrant": "the program's checkpoint is reentrant",
     "reentrant-plain-output-without-grad": "reentrant, and no output of the plain run's forward requires grad",
     "reentrant-backward-through-some-outputs": "reentrant, and a backward through some of the outputs only",
+    "reentrant-hook-fails-through-some-outputs": "reentrant, a backward through some of the outputs only, and a "
+    "tensor hook the region registers raises",
+    "reentrant-closed-over-first-input": "the reentrant region uses, bound in a partial, the first input itself or a "
+    "tensor made from it, which requires grad (the first input is also an argument)",
     "module-hooks": "the program registers forward pre-hooks and forward hooks on the modules it runs",
     "module-hooks-autograd-inside": "the same, and the region runs autograd inside itself (which may recompute it "
     "during the forward)",

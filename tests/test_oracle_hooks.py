@@ -2,9 +2,12 @@
 forward hooks, which a clause allows, from every other change in which hooks fire, how often and in what
 order; and a tensor kept alive, or held by a reference cycle, from one freed as in the plain run."""
 
+import gc
+
 import pytest
 
-from conformance.oracle.observe import Step, compare
+from conformance.oracle.observe import PLAIN, Step, compare, observe, program
+from conformance.oracle.program import Program
 
 FORWARD = ("pre:block", "pre:m0", "fwd:m0", "pre:m1", "fwd:m1", "fwd:block")
 BACKWARD = ("grad:out", "bwd:m1", "bwd:m0", "bwd:block", "grad:x0")
@@ -68,3 +71,11 @@ def test_lifetimes_allow_less_and_flag_more_or_a_cycle(alive, collected, expecte
     plain = [Step("forward", alive=frozenset({"x0", "out"}))]
     checkpointed = [Step("forward", alive=frozenset(alive), collected=frozenset(collected))]
     assert [d.observable for d in compare(checkpointed, plain)] == expected
+
+
+def test_observing_leaves_the_garbage_collector_as_it_found_it():
+    """observe() turns the collector's own runs off and freezes what exists while the program runs: after it,
+    the collector runs again by itself and nothing stays frozen."""
+    steps = observe(program(Program("non_reentrant", hooks=True, follow_intermediates=True).source()), PLAIN)
+    assert steps[-1].alive == frozenset(), "the plain program's tensors outlive it"
+    assert gc.isenabled() and gc.get_freeze_count() == 0

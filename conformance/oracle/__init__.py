@@ -41,7 +41,9 @@ def violations(program: Program, implementation) -> list[Violation]:
     if found and program.random and not differences(_without_random(program), implementation):
         # what differs only while the region draws random numbers is the RNG replay's, whatever else the program
         # does (autograd inside, a grad mode, a backward kind): a failure of the rng clauses, whose cause is the RNG
-        return [Violation(_drawn(d), _rng_clause(d, program)) for d in found]
+        # and of those, what differs only after a fault is the state the fault left behind
+        left_by_the_fault = bool(program.raises) and not differences(replace(program, raises="", again=False), implementation)
+        return [Violation(_drawn(d), _rng_clause(d, program, left_by_the_fault)) for d in found]
     return [Violation(d, charged_clause(d, program)) for d in found]
 
 
@@ -61,9 +63,9 @@ def _drawn(d: observe.Difference) -> observe.Difference:
     return replace(d, observable="rng", detail=f"{d.observable} differ(s) only while the region draws random numbers: {d.detail}")
 
 
-def _rng_clause(d: observe.Difference, program: Program) -> str:
-    """The rng clause a difference made by the random draws violates."""
-    if program.raises and (d.observable == "rng" or d.name in HEALTHY_STEPS):
+def _rng_clause(d: observe.Difference, program: Program, left_by_the_fault: bool = False) -> str:
+    """The rng clause a difference made by the random draws violates (a fault's, where it differs only with the fault)."""
+    if left_by_the_fault and (d.observable == "rng" or d.name in HEALTHY_STEPS):
         return "exceptions.no-leftover-state"  # the stream a fault left behind (checkpoint's RNG stash not undone)
     if d.observable == "rng" or d.name == "draw random numbers":
         return "rng.stream-restored"

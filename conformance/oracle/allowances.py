@@ -75,12 +75,17 @@ CONDITIONS = {
     "reentrant-plain-output-without-grad": lambda p, plain: p.reentrant and bool(plain) and not any(
         t.requires_grad for t in summaries_in(plain[0].result)),
     "reentrant-backward-through-some-outputs": lambda p: p.reentrant and p.backward in PARTIAL_BACKWARDS,
+    "reentrant-hook-fails-through-some-outputs": lambda p: p.reentrant and p.backward in PARTIAL_BACKWARDS
+    and p.raises == "backward-hook",
+    "reentrant-closed-over-first-input": lambda p: p.reentrant and any(
+        i.place == "bound" and i.kind in ("same-as-first", "view-of-first", "computed-from-first") and p.requires_grad(n)
+        for n, i in enumerate(p.inputs)),
     "module-hooks": lambda p: p.hooks,
     "module-hooks-autograd-inside": lambda p: p.hooks and p.autograd_inside,
 }
 READS_THE_PLAIN_RUN = {"reentrant-plain-output-without-grad"}  # conditions of (program, plain run's steps)
 # Conditions of the region's fault: they no longer hold from the moment the caller turns it off (HEALTHY_STEPS).
-OF_THE_FAULT = {"fails-when-run-again", "suppressed-forward-error"}
+OF_THE_FAULT = {"fails-when-run-again", "suppressed-forward-error", "reentrant-hook-fails-through-some-outputs"}
 assert set(CONDITIONS) == set(ORACLE_CONDITIONS), "conditions and their vocabulary must name the same"
 
 

@@ -556,18 +556,16 @@ class Record:
             self.release(self.held[-1])
 
     # ----------------------------------------------------- the program's hooks and tensor lifetimes (issue 35)
-    def fired(self, label):
-        """One of the program's hooks fired: Step.hooks holds the labels fired during each step, in order."""
-        self.fired_hooks.append(label)
-
-    def hook_modules(self, **modules):
-        """A forward pre-hook, a forward hook and a full backward hook on each module, logging pre:NAME,
-        fwd:NAME and bwd:NAME as they fire (the closures hold the log only: no tensor, no cycle)."""
+    def hook_modules(self, *, full_backward=True, **modules):
+        """A forward pre-hook, a forward hook and (full_backward) a full backward hook on each module, logging
+        pre:NAME, fwd:NAME and bwd:NAME as they fire (Step.hooks: the labels fired during each step, in order;
+        the closures hold the log only: no tensor, no cycle)."""
         log = self.fired_hooks
         for name, module in modules.items():
             module.register_forward_pre_hook(lambda *_, n=name: log.append(f"pre:{n}"))
             module.register_forward_hook(lambda *_, n=name: log.append(f"fwd:{n}"))
-            module.register_full_backward_hook(lambda *_, n=name: log.append(f"bwd:{n}"))
+            if full_backward:
+                module.register_full_backward_hook(lambda *_, n=name: log.append(f"bwd:{n}"))
 
     def hook_tensor(self, name, value):
         """A hook on the first tensor in value that requires grad (if any), logging grad:NAME as it fires."""

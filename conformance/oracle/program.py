@@ -315,7 +315,9 @@ class Program:
         if self.form != "function":
             held = ["m0=m0", "m1=m1", "norm=norm"] + ["drop=drop"] * ("dropout_module" in self.op_names)
             lines.append(f"    block = Block(region, {', '.join(held)})")
-            lines += _indent(self._hooked(["block"]), 1)
+            # a module returning a list or a dict warns at each call that its backward hooks cannot be called
+            # (the recompute's call too): it gets none
+            lines += _indent(self._hooked(["block"], full_backward=self.output not in NESTED_OUTPUTS), 1)
         function = FORMS[self.form]
         bound = [f"{a}=x{a[1:]}" for a in self._names("bound")]
         if bound:
@@ -415,11 +417,12 @@ class Program:
         return lines
 
     # ----------------------------------------------------------- the program's hooks (issue 35, item 2)
-    def _hooked(self, modules, tensor=None) -> list[str]:
+    def _hooked(self, modules, tensor=None, full_backward=True) -> list[str]:
         """Where the program has hooks: the record's on these modules and on this tensor (if it requires grad)."""
         if not self.hooks:
             return []
-        hooked = [f"record.hook_modules({', '.join(f'{m}={m}' for m in modules)})"] if modules else []
+        named = [f"{m}={m}" for m in modules] + ["full_backward=False"] * (not full_backward)
+        hooked = [f"record.hook_modules({', '.join(named)})"] if modules else []
         return hooked + [f"record.hook_tensor({tensor!r}, {tensor})"] * bool(tensor)
 
     def _saved_tensors_logged(self, forward) -> list[str]:
@@ -512,19 +515,21 @@ class Program:
         """The region's forward and backward in two threads at once, each on its own input."""
         if not self.threads:
             return []
-        return ["def forward_and_backward(t):",
+        return ["def forward_and_backward(t):", *_indent(self._made_again(), 1),  # each thread its own
                 f"    loss_of(api.checkpoint({function}, {self._call_arguments('t')})).backward()",
                 "record('two threads at once, each a forward and a backward', "
                 "lambda: in_threads(lambda i: forward_and_backward((t0, t1)[i])), backward=True)"]
+
+    def _made_again(self) -> list[str]:
+        """The arguments made from the first input, made again for another call: a backward freed their graph."""
+        return [f"x{i} = {INPUT_KINDS[inp.kind]}" for i, inp in enumerate(self.inputs) if inp.kind in MADE_FROM_FIRST]
 
     def _healthy_call(self, function) -> list[str]:
         """After the fault: the caller turns it off, clears the gradients, and calls the region again."""
         if not (self.raises and self.again):
             return []
         turn_off, call, backward = HEALTHY_STEPS
-        # the arguments made from the first input, made again: the plain run's first backward freed their graph
-        again = [f"x{i} = {INPUT_KINDS[inp.kind]}" for i, inp in enumerate(self.inputs) if inp.kind in MADE_FROM_FIRST]
-        return again + [f"record({turn_off!r}, lambda: recover(fault, record))",
+        return self._made_again() + [f"record({turn_off!r}, lambda: recover(fault, record))",
                 f"out_again = record({call!r}, lambda: api.checkpoint({function}, {self._call_arguments()}))",
                 f"record({backward!r}, lambda: loss_of(out_again).backward(), backward=True)"]
 

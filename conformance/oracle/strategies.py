@@ -169,13 +169,16 @@ def _around_the_region(draw, again, regions, switches, threads) -> dict:
 
 
 @st.composite
-def held_switches(draw, features, max_size=3):
+def held_switches(draw, features, max_size=3, debug=False):
     """The API's own context managers (SWITCHES) the implementation claims, held around the forward, nested in
-    the order drawn, and an order to leave them in that the API allows (allowed_exit_orders)."""
+    the order drawn, and an order to leave them in that the API allows (allowed_exit_orders).
+
+    set_checkpoint_debug_enabled(True) only with ``debug``, as debug=True in options(): torch 2.13 fails a
+    region's second recompute under it (expectations.toml), which would hide what else a test finds."""
     names = sorted(n for n in SWITCHES if n in features)
     if not names:
         return (), ()
-    values = {"early_stop": st.booleans(), "debug": st.sampled_from((True, False, None))}
+    values = {"early_stop": st.booleans(), "debug": st.sampled_from((True, False, None) if debug else (False, None))}
     switch = st.sampled_from(names).flatmap(lambda name: st.tuples(st.just(name), values[name]))
     held = tuple(draw(st.lists(switch, min_size=1, max_size=max_size)))
     return held, draw(st.sampled_from(allowed_exit_orders(held)))

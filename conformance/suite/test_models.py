@@ -41,6 +41,7 @@ if int(transformers.__version__.split(".")[0]) < 5:  # its families and hook are
     pytest.skip(f"the models area is written for transformers 5 (requirements/models.txt), found {transformers.__version__} "
                 "(an implementation's own pin, e.g. colossalai's)", allow_module_level=True)
 
+from conformance.causes import Differs  # noqa: E402
 from conformance.fixtures import model_families  # noqa: E402
 from conformance.fixtures.model_families import build, checkpointed_layers, inputs  # noqa: E402
 from conformance.fixtures.sweeps import same_values  # noqa: E402
@@ -84,13 +85,20 @@ def named_grads(model, trainable_only=False):
     return {name: p.grad for name, p in model.named_parameters() if p.requires_grad or not trainable_only}
 
 
+def same_loss(actual, expected):
+    try:
+        same_values([actual], [expected])
+    except AssertionError as exc:
+        raise Differs("result", f"the loss: {exc}") from None
+
+
 def same_grads(actual, expected):
     assert list(actual) == list(expected)
     for name in expected:
         try:
             same_values([actual[name]], [expected[name]])
         except AssertionError as exc:
-            raise AssertionError(f"gradient of {name}: {exc}") from None
+            raise Differs("gradients", f"gradient of {name}: {exc}") from None
 
 
 _PLAIN = {}  # family name -> (loss, next draw, gradients) of the un-checkpointed run, shared by the variants
@@ -249,7 +257,7 @@ def test_lora_reentrant_adapters_get_no_gradient_when_no_block_input_requires_gr
 def test_lora_non_reentrant_adapters_get_uncheckpointed_gradients(ckpt, family):
     expected_loss, _, expected = lora_run(family)
     loss, _, grads = lora_run(family, ckpt.checkpoint)
-    same_values([loss], [expected_loss])
+    same_loss(loss, expected_loss)
     assert all(g is not None for g in expected.values())
     same_grads(grads, expected)
 
@@ -260,5 +268,5 @@ def test_lora_with_peft_input_grads_gets_uncheckpointed_gradients(ckpt, family):
     # grad, so both variants must give the adapters the un-checkpointed gradients (dropout replayed).
     expected_loss, _, expected = lora_run(family, input_grads=True)
     loss, _, grads = lora_run(family, ckpt.checkpoint, input_grads=True)
-    same_values([loss], [expected_loss])
+    same_loss(loss, expected_loss)
     same_grads(grads, expected)
