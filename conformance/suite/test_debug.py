@@ -10,8 +10,9 @@ import logging
 import re
 
 import pytest
+import torch
 
-from conformance.assertions import ANY_ERROR, INVALID_ARGUMENT, assert_rejected, backward_of_sum
+from conformance.assertions import ANY_ERROR, INVALID_ARGUMENT, assert_rejected, assert_same_gradients, backward_of_sum
 from conformance.fixtures.functions import TracedChange
 from conformance.fixtures.inputs import leaf
 
@@ -87,3 +88,26 @@ def test_debug_with_a_context_fn_is_rejected(ckpt):
     fn, x = TracedChange(), leaf()
     assert_rejected(INVALID_ARGUMENT, "an error for debug=True together with a non-default context_fn",
                     ckpt.checkpoint, fn, x, debug=True, context_fn=context_fn, then=backward_of_sum)
+
+
+@pytest.mark.clause("debug.trace-in-errors")
+@pytest.mark.parametrize("second", ["backward with retain_graph", "double backward"])
+def test_debug_adds_nothing_to_a_region_recomputed_twice(ckpt, second):
+    """debug=True only adds information to errors: a region recomputed a second time (a second backward through
+    a retained graph, a gradient of a gradient) gives the gradients the un-checkpointed run gives."""
+    def region(x):
+        return torch.tanh(x) * x
+
+    def gradients(function):
+        x = leaf(seed=3)
+        out = function(x)
+        if second == "double backward":
+            g, = torch.autograd.grad(out.sum(), x, create_graph=True)
+            g.sum().backward()
+        else:
+            out.sum().backward(retain_graph=True)
+            out.sum().backward()
+        return [x.grad]
+
+    expected = gradients(region)
+    assert_same_gradients(gradients(lambda x: ckpt.checkpoint(region, x, debug=True)), expected, ["x.grad"])
