@@ -15,7 +15,8 @@ import pytest
 from conformance.__main__ import main
 from conformance.registry import load_clauses
 from conformance.report.layout import details_of
-from conformance.results import Results, write_results
+from conformance.report.model import build
+from conformance.results import Results, read_results, write_results
 from tests.test_report import record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -212,6 +213,9 @@ def test_chromium_shows_24_runs_with_the_area_summary_on_the_index_and_a_repro_c
     # one command per non-pass test, on the implementations' pages: a fail, a crash and a timeout in every run
     implementations = dom_of(details(many_runs_page, "impl-*.html"), tmp_path)
     assert len(details(many_runs_page, "impl-*.html")) == 6
-    assert implementations.text.count("Reproduce: python -m pytest 'conformance/suite/test_x.py::") == 24 * 3
+    # ... and one per cause, at the top of each implementation's page (Failures by cause)
+    matrix = build([(f.name, read_results(f)) for f in sorted(many_runs_page.parent.glob("*.json"))])
+    causes = sum(len(matrix.failures_by_cause(i)) for i in matrix.implementations)
+    assert implementations.text.count("Reproduce: python -m pytest 'conformance/suite/test_x.py::") == 24 * 3 + causes
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     chromium(many_runs_page, tmp_path, f"--screenshot={ARTIFACTS / 'report-24-runs-top.png'}", "--window-size=1400,1100")
