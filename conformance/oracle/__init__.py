@@ -42,7 +42,7 @@ def violations(program: Program, implementation) -> list[Violation]:
         # what differs only while the region draws random numbers is the RNG replay's, whatever else the program
         # does (autograd inside, a grad mode, a backward kind): a failure of the rng clauses, whose cause is the RNG
         # and of those, what differs only after a fault is the state the fault left behind
-        left_by_the_fault = bool(program.raises) and not differences(replace(program, raises="", again=False), implementation)
+        left_by_the_fault = bool(program.raises) and not differences(replace(program, armed=False), implementation)
         return [Violation(_drawn(d), _rng_clause(d, program, left_by_the_fault)) for d in found]
     return [Violation(d, charged_clause(d, program)) for d in found]
 

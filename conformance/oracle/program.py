@@ -242,6 +242,7 @@ class Program:
     as_sequential: bool = False  # checkpoint_sequential gets an nn.Sequential rather than a list
     # The caller's program around the region (issue 35; written by the methods at the end of the class):
     again: bool = False  # after a fault (raises), the caller goes on: fault off, gradients cleared, a second call
+    armed: bool = True  # False: the same program, every step of it, with its fault never firing (the oracle's diagnosis)
     regions: int = 1  # the forward checkpoints the same callable this many times, each on its own first input
     switches: tuple = ()  # SWITCHES held around the forward: (name, value) pairs, entered in this order
     switch_exits: tuple = ()  # the order they are left in (indices into switches); a region runs at each level
@@ -473,7 +474,7 @@ class Program:
         """The fault's switch (on until the caller turns it off), and what the fault needs."""
         if not self.raises:
             return []
-        lines = ["fault = [True]"] + ["record.go_on_after_errors()"] * self.again
+        lines = [f"fault = [{'True' * self.armed}]"] + ["record.go_on_after_errors()"] * self.again
         if self.raises == "recompute":
             lines.append("calls = []")
         if self.raises == "backward-hook":
