@@ -286,7 +286,7 @@ def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Cl
     return Results(header=header, records=records)
 
 
-def stale_breakages(results: Results, breakages: list) -> list:
+def stale_declarations(results: Results, breakages: list) -> list:
     """The breakages (and deviations declared by cause, :attr:`Deviation.by_cause`) that cover tests of this
     run but explain none of them: the row no longer fails the way its declaration says. Judge only a whole
     row's run (a run narrowed to some clauses may hold none of the row's failing tests)."""

@@ -15,7 +15,7 @@ into "unsupported"), stores the judged facts on the report, and gives pytest the
 - a failure a known upstream bug explains names the bug (a field of the record, and a line of its message).
 
 It also judges, from the same judged records, whether a declared breakage went stale
-(:func:`conformance.expectations.stale_breakages`, as ``python -m conformance run`` does from its merged
+(:func:`conformance.expectations.stale_declarations`, as ``python -m conformance run`` does from its merged
 records): the run then exits non-zero.
 """
 
@@ -85,23 +85,23 @@ class Judge:
             _pass(report, judged.expected)
         return report
 
-    def stale_breakages(self) -> list[expectations.Breakage]:
+    def stale_declarations(self) -> list[expectations.Breakage]:
         """Only a whole row's session can tell: one narrowed to some clauses or names may hold none of the
         row's failing tests."""
         config = self.config
         if self._stale is None:
             whole_row = not (config.getoption("clause") or config.getoption("keyword") or config.getoption("markexpr"))
             header = {"implementation": self.impl.id, "torch": torch.__version__} if self.impl else {}
-            self._stale = expectations.stale_breakages(Results(header, self.judged), expectations.run_level(self.expectations)) \
+            self._stale = expectations.stale_declarations(Results(header, self.judged), expectations.run_level(self.expectations)) \
                 if whole_row and self.impl else []
         return self._stale
 
     def pytest_sessionfinish(self, session, exitstatus):
-        if self.stale_breakages() and session.exitstatus == 0:
+        if self.stale_declarations() and session.exitstatus == 0:
             session.exitstatus = 1
 
     def pytest_terminal_summary(self, terminalreporter, config):
-        for breakage in self.stale_breakages():
+        for breakage in self.stale_declarations():
             terminalreporter.line(f"stale declaration (no test it covers failed as it says; remove it from expectations.toml): "
                                   f"{'/'.join(breakage.impl)} {breakage.variant or ''}: {breakage.reason}",
                                   red=True)

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from conformance.expectations import Breakage, load_breakages, rejudge, stale_breakages
+from conformance.expectations import Breakage, load_breakages, rejudge, stale_declarations
 from conformance.results import Facts, Record, Results, read_results
 from conformance.run.supervisor import Outcome
 
@@ -74,14 +74,14 @@ def _results(*records, impl="someimpl", torch_version="2.13.0+cpu"):
 BREAKAGE = Breakage(impl="someimpl", reason="rewrites its inputs", variant="non_reentrant")
 
 
-def test_stale_breakages_are_judged_on_the_merged_records():
+def test_stale_declarations_are_judged_on_the_merged_records():
     failing = Record("t::a[non_reentrant]", Facts(["api.forward-value"], "non_reentrant", "cpu", expected=BREAKAGE.expected), "fail")
     passing = Record("t::b[non_reentrant]", Facts(["api.forward-value"], "non_reentrant", "cpu"), "pass")
     other_variant = Record("t::b[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu"), "pass")
-    assert stale_breakages(_results(failing, passing), [BREAKAGE]) == []
-    assert stale_breakages(_results(passing), [BREAKAGE]) == [BREAKAGE]
-    assert stale_breakages(_results(other_variant), [BREAKAGE]) == [], "a breakage of a row that did not run is not stale"
-    assert stale_breakages(_results(passing, torch_version="2.6.0"),
+    assert stale_declarations(_results(failing, passing), [BREAKAGE]) == []
+    assert stale_declarations(_results(passing), [BREAKAGE]) == [BREAKAGE]
+    assert stale_declarations(_results(other_variant), [BREAKAGE]) == [], "a breakage of a row that did not run is not stale"
+    assert stale_declarations(_results(passing, torch_version="2.6.0"),
                            [Breakage(impl="someimpl", reason="r", torch="2.13")]) == []
 
 

@@ -93,7 +93,7 @@ def test_a_second_undeclared_bug_in_a_declared_clause_fails(tmp_path):
 
 
 def test_a_declaration_by_cause_goes_stale_when_nothing_fails_its_way(tmp_path):
-    from conformance.expectations import run_level, stale_breakages
+    from conformance.expectations import run_level, stale_declarations
     from conformance.results import Record, Results
 
     expectations = _declared(tmp_path, 'cause = { exception = "TypeError", message = "dict outputs" }')
@@ -102,8 +102,8 @@ def test_a_declaration_by_cause_goes_stale_when_nothing_fails_its_way(tmp_path):
     failed = Record("t::test[dict]", Facts(("api.forward-value",), "non_reentrant", "cpu",
                                            expected=expectations.deviations[0].expected), "fail")
     header = {"implementation": "mypkg", "torch": "2.13.0"}
-    assert stale_breakages(Results(header, [passed]), run_level(expectations)) == list(expectations.deviations)
-    assert stale_breakages(Results(header, [passed, failed]), run_level(expectations)) == []
+    assert stale_declarations(Results(header, [passed]), run_level(expectations)) == list(expectations.deviations)
+    assert stale_declarations(Results(header, [passed, failed]), run_level(expectations)) == []
 
 
 def test_a_difference_made_by_the_random_draws_is_charged_to_the_rng_clauses_whatever_else_the_program_does():

@@ -361,7 +361,7 @@ def test_a_stopped_run_ends_its_attempts_and_leaves_its_results_as_they_stood(tm
     results = read_results(outcome.path)
     assert results.header["exit"] is None and results.header["finished"] is None
     assert [(r.status, r.message) for r in results.records] == [("pass", ""), *[("not_run", supervisor.UNFINISHED)] * 2]
-    assert outcome.attempts == 1 and not outcome.stale_breakages
+    assert outcome.attempts == 1 and not outcome.stale_declarations
     for pid in map(int, (tmp_path / "calls.jsonl.pids").read_text().split()):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)  # the hung attempt is gone, not only left to its test's end

@@ -73,11 +73,11 @@ def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), 
     if any(o is None for o in outcomes):
         return 2
     for outcome in outcomes:
-        for breakage in outcome.stale_breakages:
+        for breakage in outcome.stale_declarations:
             stream.write(f"stale declaration (no test it covers failed as it says; remove it from expectations.toml): "
                          f"{'/'.join(breakage.impl)} {breakage.variant or ''}: {breakage.reason[:120]}\n")
     return int(any(o.counts.get(k) for o in outcomes for k in severe(strict_levels))
-               or any(o.collection_errors or o.stale_breakages for o in outcomes))
+               or any(o.collection_errors or o.stale_declarations for o in outcomes))
 
 
 class _Stop(threading.Event):

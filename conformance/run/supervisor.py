@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Callable
 
 from conformance import reproducers
-from conformance.expectations import EXPECTATIONS_PATH, Breakage, Expectations, run_level, stale_breakages
+from conformance.expectations import EXPECTATIONS_PATH, Breakage, Expectations, run_level, stale_declarations
 from conformance.results import Record, write_results
 from conformance.run.deaths import Attempt, record_death, tail
 from conformance.run.ledger import DEATHS, Ledger, test_file
@@ -70,7 +70,7 @@ class Outcome:
     seconds: float
     counts: dict[str, int] = field(default_factory=dict)
     collection_errors: list[str] = field(default_factory=list)  # test files pytest could not import
-    stale_breakages: list[Breakage] = field(default_factory=list)  # declared, but none of the row's tests failed
+    stale_declarations: list[Breakage] = field(default_factory=list)  # declared, but none of the row's tests failed
     stopped: bool = False  # by ``stop``: the results are as they stood, each test not finished NOT RUN
     modules_not_run: list[dict] = field(default_factory=list)  # whole areas that skipped at collection, and why
 
@@ -130,7 +130,7 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
         counts[record.verdict] = counts.get(record.verdict, 0) + 1
     # Staleness is judged here, on the records of every attempt merged (an attempt sees only part of the row),
     # and only for a whole row: a run narrowed to some clauses may hold none of the row's failing tests.
-    stale = [] if clauses or stopped else stale_breakages(results, run_level(Expectations.load(_expectations_path(pytest_args))))
+    stale = [] if clauses or stopped else stale_declarations(results, run_level(Expectations.load(_expectations_path(pytest_args))))
     return Outcome(path, log, results.records, len(attempts), seconds, counts,
                    results.header["supervisor"]["collection_errors"], stale, stopped,
                    results.header.get("modules_not_run", []))
