@@ -41,7 +41,8 @@ def main(argv=None) -> int:
                      f"(default: {defaults.cut_timeout:g})")
     run.add_argument("--slow-timeout", type=float, default=defaults.slow_timeout, metavar="S",
                      help="per-test limit of slow tests (property-based, multi-process: seconds each, more on a busy "
-                     f"machine), never cut, and never below --timeout (default: {defaults.slow_timeout:g})")
+                     f"machine), never below --timeout; once the run is cut, {defaults.slow_cut_timeout:g} s "
+                     f"(default: {defaults.slow_timeout:g})")
     run.add_argument("--cut-after", type=int, default=defaults.cut_after, metavar="N",
                      help=f"timeouts after which a run's later tests get --cut-timeout (default: {defaults.cut_after})")
     run.add_argument("--lanes", type=int, default=defaults.lanes, metavar="N",
@@ -49,7 +50,8 @@ def main(argv=None) -> int:
                      f"tests only wait) (default: {defaults.lanes})")
     run.add_argument("--abandon-after", type=int, default=defaults.abandon_after, metavar="K",
                      help="after K crashes or timeouts in a row in one test file, with no pass between, its tests "
-                     "left are recorded as NOT RUN, saying why, and the run goes on with the next file (0: never) "
+                     "left are recorded as NOT RUN, saying why, and the run goes on with the next file; once K files are "
+                     "abandoned a later file goes at its first death, once 2K are the whole run (0: never) "
                      f"(default: {defaults.abandon_after})")
     run.add_argument("--run-timeout", type=float, default=defaults.run_timeout, metavar="S",
                      help="limit for each run as a whole; the running test is then recorded as TIMEOUT, the tests "

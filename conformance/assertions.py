@@ -5,7 +5,6 @@ missing gradient is far outside them, float reassociation noise is inside."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import warnings
 
 import torch
@@ -26,20 +25,6 @@ def _assert_close(actual, expected, observable: str, what) -> None:
         torch.testing.assert_close(actual, expected)
     except AssertionError as exc:
         raise Differs(observable, what(str(exc))) from None
-
-
-def of_the_draws(assertion):
-    """The assertion, for runs whose only source of difference is their random draws (an rng clause's tests): a
-    difference it finds is the RNG's, whatever it shows in (conformance/causes.py)."""
-    @functools.wraps(assertion)
-    def checked(*args, **kwargs):
-        try:
-            assertion(*args, **kwargs)
-        except Differs as exc:
-            cause = exc.causes[0]
-            raise Differs("rng", f"{cause.name} differ(s) in a run whose only difference can be its random draws: "
-                                 f"{cause.detail}") from None
-    return checked
 
 
 def _flat(values):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import (binding, facts, failure_summary, hypothesis_profiles, isolation, levels, modules_not_run,
+from conformance import (binding, facts, failure_summary, hypothesis_profiles, isolation, levels, modules_not_run, rerun,
                          options, registry, releases)
 from conformance.expectations import EXPECTATIONS_PATH, Expectations
 from conformance.facts import clause_ids_of, item_param
@@ -31,7 +31,7 @@ SUITE_DIR = Path(__file__).with_name("suite")
 IMPLEMENTATION = pytest.StashKey["binding.Implementation"]()
 UNTESTED = pytest.StashKey[list]()  # the clauses the run selected that got no test
 JUDGE = pytest.StashKey[Judge]()
-HOOK_MODULES = (levels, isolation, releases, hypothesis_profiles, failure_summary, modules_not_run)  # registered by this plugin, and nowhere else
+HOOK_MODULES = (levels, isolation, releases, hypothesis_profiles, failure_summary, modules_not_run, rerun)  # registered by this plugin, and nowhere else
 
 
 def pytest_addoption(parser):

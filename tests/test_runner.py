@@ -64,6 +64,12 @@ def test_a_slow_test_never_gets_less_than_an_ordinary_one():
     assert Limits(test_timeout=600, slow_timeout=60).slow_limit == 600  # the inductor env's raised --timeout
 
 
+def test_a_slow_test_is_cut_less_and_only_once_the_run_is():
+    limits = Limits(test_timeout=10, cut_timeout=5, slow_timeout=60, slow_cut_timeout=20)
+    assert [limits.slow_limit_under(limits.for_run(n)) for n in (0, 2)] == [60, 20]
+    assert Limits(test_timeout=10, cut_timeout=5, slow_timeout=15, slow_cut_timeout=20).slow_limit_under(5) == 15
+
+
 def test_shards_split_the_matrix_deterministically_and_cover_it_once():
     specs = expand(["a", "b", "c"], ["both"], ["cpu"])
     shards = [shard(specs, i, 4) for i in range(1, 5)]
@@ -298,6 +304,14 @@ def test_after_k_crashes_or_timeouts_in_a_row_the_rest_of_the_file_is_not_run_an
         "its tests left were not run")
     assert calls[-1] == [f"a.py::t[{i}]" for i in range(6)], "the attempt after the third death skipped the file"
     assert header["supervisor"]["abandon_after"] == 3
+
+
+def test_after_twice_abandon_after_files_are_abandoned_the_whole_run_is(tmp_path, fake):
+    scenario = {"a.py::t[0]": "die", "b.py::t[0]": "pass", "b.py::t[1]": "die", "c.py::t[0]": "pass", "d.py::t[0]": "pass"}
+    _, records, _, calls = supervise(tmp_path, scenario, Limits(test_timeout=30, run_timeout=60, abandon_after=1))
+    assert [r.status for r in records.values()] == ["crash", "pass", "crash", "not_run", "not_run"]
+    assert records["c.py::t[0]"].message.startswith("run abandoned after 2 of its test files were (twice --abandon-after 1)")
+    assert len(calls) == 2, "no attempt after the second file was abandoned"
 
 
 def test_a_pass_resets_the_count_and_an_unexpected_failure_does_not(tmp_path, fake):

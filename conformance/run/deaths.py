@@ -61,9 +61,10 @@ def record_death(ledger: Ledger, attempt: Attempt, limits: Limits, log: Path) ->
 
 
 def _limit(attempt: Attempt, limits: Limits) -> str:
-    if attempt.running_limit == limits.for_run(limits.cut_after) < limits.test_timeout:
-        return (f"{attempt.running_limit:g} s, cut from {limits.test_timeout:g} s after {limits.cut_after} timeouts "
-                "in this run")
+    cut = limits.for_run(limits.cut_after)
+    for was, now in ((limits.test_timeout, cut), (limits.slow_limit, limits.slow_limit_under(cut))):
+        if attempt.running_limit == now < was:
+            return f"{now:g} s, cut from {was:g} s after {limits.cut_after} timeouts in this run"
     return f"{attempt.running_limit:g} s"
 
 

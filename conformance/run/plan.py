@@ -22,7 +22,7 @@ from conformance.results import write_atomically
 def is_slow(item) -> bool:
     """A test that takes seconds, not milliseconds, and more on a loaded machine: property-based (many
     examples) or marked ``slow`` (multi-process: it spawns ranks that import torch). It gets
-    ``Limits.slow_timeout``, never the cut limit."""
+    ``Limits.slow_timeout`` (``Limits.slow_cut_timeout`` once the run is cut), never the ordinary cut limit."""
     return is_hypothesis_test(getattr(item, "obj", None)) or item.get_closest_marker("slow") is not None
 
 

@@ -25,8 +25,11 @@ class Limits:
     grace: float = 5.0  # how long past its limit a test may still run before we kill the attempt
     cut_after: int = 2  # timeouts in a run after which ...
     cut_timeout: float = 5.0  # ... later tests get this limit instead (most take milliseconds)
-    slow_timeout: float = 60.0  # per slow test (plan.is_slow: property-based, multi-process), never cut: they
+    slow_timeout: float = 60.0  # per slow test (plan.is_slow: property-based, multi-process), cut less: they
     # take seconds at idle and tens of seconds on a loaded 2-core machine (10 s gave false TIMEOUTs at load 17)
+    slow_cut_timeout: float = 20.0  # a slow test's limit once the run is cut: an implementation that hung twice hangs
+    # its property tests too (5 of them at 60 s kept one run of an implementation that hangs in nested non-reentrant
+    # backwards at 216 s), while a correct one's take seconds at idle; the cut comes only after timeouts
     lanes: int = 6  # ... and the tests left run in this many lanes side by side (hung tests only wait)
     abandon_after: int = 3  # crashes or timeouts in a row in one test file, with no pass between, after which
     # its tests left are not run (0: never): a hopeless file would cost a limit per test, and the sweeps hold
@@ -39,6 +42,10 @@ class Limits:
         """A slow test's limit: never less than an ordinary test's (a raised --timeout raises it too)."""
         return max(self.slow_timeout, self.test_timeout)
 
+    def slow_limit_under(self, limit: float) -> float:
+        """A slow test's limit in an attempt whose ordinary tests get ``limit``: cut when theirs is."""
+        return self.slow_limit if limit >= self.test_timeout else min(self.slow_limit, max(limit, self.slow_cut_timeout))
+
     def for_run(self, timeouts: int) -> float:
         """The per-test limit once a run has had ``timeouts`` timeouts."""
         return min(self.test_timeout, self.cut_timeout) if timeouts >= self.cut_after else self.test_timeout
@@ -50,3 +57,10 @@ class Limits:
         if self.abandon_after <= 0:
             return False
         return len(streak) >= (1 if abandoned_files >= self.abandon_after else self.abandon_after)
+
+    def abandons_run(self, abandoned_files: int) -> bool:
+        """Whether a run that has abandoned ``abandoned_files`` test files is given up on as a whole: at twice
+        ``abandon_after`` the implementation dies wherever it is tested (one that hangs in every backward of a
+        variant cost 306 s of attempts before this, a file at a time), while one whose deaths keep to a few
+        areas (no process groups, no SAC) keeps the rest of its matrix."""
+        return self.abandon_after > 0 and abandoned_files >= 2 * self.abandon_after

@@ -75,7 +75,7 @@ class RunProcesses:
             target = getattr(importlib.import_module(module), name)
             self.process, self.conn = worker.start_run_process(target, args, str(self.output), self.fork_attempts)
             self.stream = Follower(self.results.with_suffix(".jsonl"))
-        self._send({"skip": list(skip), "timeout": limit, "slow_timeout": self.limits.slow_limit})
+        self._send({"skip": list(skip), "timeout": limit, "slow_timeout": self.limits.slow_limit_under(limit)})
         return AttemptHandle(self, offset)
 
     def _send(self, message) -> None:

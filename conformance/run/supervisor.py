@@ -9,8 +9,8 @@ its results (an INTERNALERROR, an interrupt): a run is finished only when every 
 record. After
 ``Limits.cut_after`` timeouts, later tests run under the shorter ``Limits.cut_timeout`` (a deadlock
 in one feature usually hangs many tests; the TIMEOUT message names the limit that applied; slow tests,
-property-based or multi-process, have ``Limits.slow_timeout`` throughout: they take seconds, not
-milliseconds, and tens of seconds on a busy machine), and the
+property-based or multi-process, have ``Limits.slow_timeout``, cut to ``Limits.slow_cut_timeout``: they take
+seconds, not milliseconds, and tens of seconds on a busy machine), and the
 tests left are split across ``Limits.lanes`` lanes (run processes of their own) that run side by
 side: a hung test only waits, so waiting in parallel costs little CPU. After
 ``Limits.abandon_after`` crashes or timeouts in a row in one test file with no pass between, the file
@@ -143,6 +143,7 @@ def _supervisor_header(limits: Limits, attempts: list[Attempt], seconds: float, 
         "test_timeout_s": limits.test_timeout,
         "cut_timeout_s": limits.cut_timeout,
         "slow_timeout_s": limits.slow_limit,
+        "slow_cut_timeout_s": limits.slow_limit_under(limits.for_run(limits.cut_after)),
         "cut_after_timeouts": limits.cut_after,
         "abandon_after": limits.abandon_after,
         "lanes": len({a.lane for a in attempts}),
@@ -197,6 +198,11 @@ class _Run:
             if self.limits.abandons(self.ledger.streak(file), len(self.abandoned)):
                 closed += self.ledger.close_remaining(self._abandoned_because(file), file)
                 self.abandoned.append(file)
+                if self.limits.abandons_run(len(self.abandoned)):
+                    return closed + self.ledger.close_remaining(
+                        f"run abandoned after {len(self.abandoned)} of its test files were (twice --abandon-after "
+                        f"{self.limits.abandon_after}): the implementation dies wherever it is tested, so the tests "
+                        "left were not run")
         return closed
 
     def _abandoned_because(self, file: str) -> str:
@@ -233,7 +239,7 @@ class _Run:
 
     def limit_of(self, nodeid: str, limit: float) -> float:
         """A test's limit in an attempt whose limit is ``limit`` (a slow test has its own)."""
-        return self.limits.slow_limit if self.ledger.planned.get(nodeid, {}).get("slow") else limit
+        return self.limits.slow_limit_under(limit) if self.ledger.planned.get(nodeid, {}).get("slow") else limit
 
     def timeouts(self) -> int:
         with self.lock:

@@ -41,6 +41,7 @@ if int(transformers.__version__.split(".")[0]) < 5:  # its families and hook are
     pytest.skip(f"the models area is written for transformers 5 (requirements/models.txt), found {transformers.__version__} "
                 "(an implementation's own pin, e.g. colossalai's)", allow_module_level=True)
 
+from conformance import draws  # noqa: E402
 from conformance.causes import Differs  # noqa: E402
 from conformance.fixtures import model_families  # noqa: E402
 from conformance.fixtures.model_families import build, checkpointed_layers, inputs  # noqa: E402
@@ -101,15 +102,16 @@ def same_grads(actual, expected):
             raise Differs("gradients", f"gradient of {name}: {exc}") from None
 
 
-_PLAIN = {}  # family name -> (loss, next draw, gradients) of the un-checkpointed run, shared by the variants
+_PLAIN = {}  # (family name, draws fixed) -> (loss, next draw, gradients) of the un-checkpointed run, shared by the variants
 
 
 def plain_run(family):
-    if family.name not in _PLAIN:
+    key = family.name, draws.active()  # a re-run with fixed draws (conformance/rerun.py) compares with its own
+    if key not in _PLAIN:
         model = build(family)
         loss, draw = run(model, family)
-        _PLAIN[family.name] = loss, draw, named_grads(model)
-    return _PLAIN[family.name]
+        _PLAIN[key] = loss, draw, named_grads(model)
+    return _PLAIN[key]
 
 
 @pytest.mark.clause("rng.same-forward", "rng.same-gradients", "rng.stream-restored")

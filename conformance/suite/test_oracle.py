@@ -31,6 +31,8 @@ from conformance.oracle.script import reproducer as reproducer_script
 from conformance.oracle.program import FAULTS, INNER_AUTOGRAD_OPS
 from conformance.oracle.strategies import held_switches, inputs, ops, options, programs, sequential_programs
 
+pytestmark = pytest.mark.charges_its_draws  # violations() re-runs each program without its random ops itself
+
 SHARED = ("api.forward-value", "api.same-gradients")  # both variants; a failure is recharged to its own clause
 
 

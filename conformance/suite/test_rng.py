@@ -11,13 +11,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conformance.assertions import assert_rng_stream_unchanged, of_the_draws
-from conformance.assertions import assert_same_forward as _same_forward
-from conformance.assertions import assert_same_gradients as _same_gradients
-
-# A difference these tests find is the random draws' (each compares runs from the same seed that differ in nothing
-# else), but for the deterministic function's, which calls the plain assertion.
-assert_same_forward, assert_same_gradients = of_the_draws(_same_forward), of_the_draws(_same_gradients)
+from conformance.assertions import assert_rng_stream_unchanged
+from conformance.assertions import assert_same_forward, assert_same_gradients
 from conformance.fixtures.inputs import OPTIONS, leaf, options_for, twin_leaves
 from conformance.fixtures.models import mlp, twins
 
@@ -152,7 +147,7 @@ def test_without_preserving_rng_state_a_deterministic_function_gets_exact_gradie
     x, reference_x = twin_leaves(device=device)
     _entry(ckpt, entry, model, x, preserve_rng_state=False).sum().backward()
     reference(reference_x).sum().backward()
-    _same_gradients([x.grad, *(p.grad for p in model.parameters())],  # no random draws here: a difference is the gradients'
+    assert_same_gradients([x.grad, *(p.grad for p in model.parameters())],  # no random draws here: a difference is the gradients'
                     [reference_x.grad, *(p.grad for p in reference.parameters())])
 
 

@@ -11,7 +11,7 @@ import functools
 import pytest
 import torch
 
-from conformance.assertions import ANY_ERROR, assert_same_forward, assert_same_gradients, satisfies, of_the_draws
+from conformance.assertions import ANY_ERROR, assert_same_forward, assert_same_gradients, satisfies
 from conformance.fixtures import custom_ops
 from conformance.fixtures.inputs import leaf, twin_leaves
 from conformance.fixtures.probes import OpCounter
@@ -132,8 +132,8 @@ def test_saved_random_op_leaves_the_recomputed_draws_as_in_the_forward(ckpt, gen
     expected = saved_rand_then_random_ops(x_ref, explicit)
     expected.sum().backward()
     assert saved, "the policy never saw the random op rand"
-    of_the_draws(assert_same_forward)(out, expected)
-    of_the_draws(assert_same_gradients)([x.grad], [x_ref.grad], ["x gradient (dropout mask and rand drawn again in the recompute)"])
+    assert_same_forward(out, expected)
+    assert_same_gradients([x.grad], [x_ref.grad], ["x gradient (dropout mask and rand drawn again in the recompute)"])
 
 
 @pytest.mark.clause("sac.bool-policy")

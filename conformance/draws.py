@@ -1,0 +1,74 @@
+"""Random draws from fixed seeds: the re-run that tells a failure of the RNG from any other.
+
+Under :func:`fixed`, every random op (an aten op tagged ``nondeterministic_seeded``: dropout, bernoulli, rand,
+normal_, ...) draws from a seed of its own, fixed by the op and its arguments, and leaves the global RNG
+streams as they were. The checkpointed and the plain run then draw the same numbers whatever an
+implementation does with the RNG state, and nothing either does moves the stream the caller sees: a
+difference that vanishes so was made by the random draws (conformance/rerun.py charges it to the rng clauses).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import zlib
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+class _FixedDraws(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.replaced = 0  # random ops drawn from a fixed seed: none, and the re-run showed nothing
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if torch.Tag.nondeterministic_seeded not in func.tags:
+            return func(*args, **kwargs)
+        self.replaced += 1
+        if kwargs.get("generator") is not None:
+            kwargs["generator"] = None  # a caller's own generator is fixed the same way
+        leaves = tree_leaves((args, kwargs))
+        with torch.random.fork_rng(devices=_cuda_devices(leaves), device_type="cuda"):
+            torch.manual_seed(zlib.crc32(_signature(func, leaves).encode()))
+            return func(*args, **kwargs)
+
+
+def _signature(func, leaves) -> str:
+    """The op and what its arguments look like (shapes, dtypes, numbers), not their values: the forward's draw
+    and its recompute's get the same numbers."""
+    return f"{func}:" + ",".join(f"{tuple(x.shape)}{x.dtype}" if isinstance(x, torch.Tensor) else repr(x) for x in leaves)
+
+
+def _cuda_devices(leaves) -> list[int]:
+    if not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return []
+    return list(range(torch.cuda.device_count()))  # manual_seed seeds them all: all are put back
+
+
+_active: list[_FixedDraws] = []
+
+
+@contextlib.contextmanager
+def fixed():
+    """Every random op in this thread draws from its fixed seed. Yields the mode: ``replaced`` counts the draws
+    it fixed. Work this thread hands to another process (a distributed rank) asks :func:`active` first."""
+    with _FixedDraws() as mode:
+        _active.append(mode)
+        try:
+            yield mode
+        finally:
+            _active.pop()
+
+
+def active() -> bool:
+    """Whether this thread's draws are fixed: what a cache of plain runs keys on (a re-run compares with its own)."""
+    return bool(_active)
+
+
+def handed_over() -> bool:
+    """Whether work this thread hands to another process (a distributed rank) is to fix its draws too; if so,
+    the other process's draws count as this re-run's."""
+    if _active:
+        _active[-1].replaced += 1
+    return bool(_active)

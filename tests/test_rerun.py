@@ -1,0 +1,51 @@
+"""The re-run with fixed draws (conformance/draws.py, conformance/rerun.py): it tells a failure of the RNG
+from any other, wherever the suite's tests happen to draw random numbers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from conformance import draws
+from conformance.results import read_results
+
+REPO = Path(__file__).resolve().parents[1]
+RANDOM_TESTS = ["conformance/suite/test_reqgrad.py::test_non_reentrant_frozen_inputs_with_parameters_and_random_ops",
+                "conformance/suite/test_retain.py::test_repeated_backward_replays_the_forward_random_draws"]
+
+
+def test_fixed_draws_repeat_each_draw_and_leave_the_stream_alone():
+    x = torch.ones(64)
+    before = torch.get_rng_state()
+    with draws.fixed() as fixed:
+        first, again = F.dropout(x, 0.5), F.dropout(x, 0.5)
+        one, other = torch.Generator().manual_seed(7), torch.Generator().manual_seed(8)
+        assert torch.equal(torch.rand(3, generator=one), torch.rand(3, generator=other))  # a caller's generator too
+    assert torch.equal(first, again) and not torch.equal(first, x)
+    assert torch.equal(torch.get_rng_state(), before) and fixed.replaced == 4
+    assert not draws.active()
+
+
+def _causes_and_clauses(tmp_path, impl):
+    out = tmp_path / f"{impl}.json"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--impl={impl}",
+                    "--variant=non_reentrant", f"--results={out}", *RANDOM_TESTS], cwd=REPO, capture_output=True, timeout=300)
+    records = [r for r in read_results(out).records if r.status == "fail"]
+    assert records, f"{impl} fails none of {RANDOM_TESTS}"
+    return {(c.name for c in r.facts.causes).__next__() for r in records}, {c for r in records for c in r.facts.clauses}
+
+
+def test_a_failure_that_vanishes_with_fixed_draws_is_the_rngs(tmp_path):
+    """Issue 34: forcing preserve_rng_state off makes these tests' gradients differ; the re-run shows it is the
+    draws, so each fails with the RNG as its cause, charged to rng.same-gradients, not to reqgrad or retain."""
+    causes, clauses = _causes_and_clauses(tmp_path, "tests.mutants.rng.non_reentrant_forces_no_preserve")
+    assert causes == {"rng"} and clauses == {"rng.same-gradients"}
+
+
+def test_a_failure_that_stays_with_fixed_draws_keeps_its_cause_and_clause(tmp_path):
+    causes, clauses = _causes_and_clauses(tmp_path, "tests.mutants.reqgrad.non_reentrant_skips_graph_without_grad_inputs")
+    assert "rng" not in causes and not any(c.startswith("rng.") for c in clauses)
