@@ -64,11 +64,3 @@ def fixed():
 def active() -> bool:
     """Whether this thread's draws are fixed: what a cache of plain runs keys on (a re-run compares with its own)."""
     return bool(_active)
-
-
-def handed_over() -> bool:
-    """Whether work this thread hands to another process (a distributed rank) is to fix its draws too; if so,
-    the other process's draws count as this re-run's."""
-    if _active:
-        _active[-1].replaced += 1
-    return bool(_active)

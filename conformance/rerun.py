@@ -1,14 +1,16 @@
 """A failing test, run once more with its random draws fixed (conformance/draws.py): if it then passes, its
 failure was the random draws' doing, whatever showed it (gradients, the models' losses, a recompute's
-CheckpointError on metadata the draws decide). Its cause becomes the RNG's (observable ``rng``) and it is
-charged to the rng clause of what differed: one bug of the RNG replay reads as one cause in the report, not as
-a failure of every area whose tests happen to draw (issue 34).
+CheckpointError on metadata the draws decide). Its cause becomes the RNG's (observable ``rng``): one bug of the
+RNG replay reads as one cause on the implementation page ("one cause, N tests"), not as one per area whose tests
+happen to draw (issue 34). The failure stays charged to the test's own clause, whose observable did differ and
+by which ``--clause`` selects it (the oracle, whose programs mix features, charges each difference itself).
 
 Not run again: a test that passed or skipped, a failure whose causes are already the RNG's, a test marked
 ``charges_its_draws`` (the oracle: it re-runs each program without its random ops itself, difference by
 difference), and a failure with an exception whose signature (conformance/causes.py) a re-run has already shown
 not to be the draws' (an implementation that raises one error everywhere is re-run once, not 2,000 times). A
-re-run in which no random op ran says nothing of draws: the failure keeps its cause.
+re-run in which no random op ran says nothing of draws: the failure keeps its cause. Distributed ranks run in
+processes of their own, which the re-run does not reach: their failures keep their causes.
 """
 
 from __future__ import annotations
@@ -19,8 +21,6 @@ from conformance import draws, facts
 from conformance.causes import Differs, causes_of, root
 
 MARKER = "charges_its_draws"
-RNG_CLAUSE_OF = {"rng": "rng.stream-restored", "result": "rng.same-forward"}  # what differed -> the rng clause; else:
-OTHERWISE = "rng.same-gradients"  # what the recompute's draws decide: gradients, and what the backward raises
 _NOT_THE_DRAWS: set[str] = set()  # signatures of exceptions that stayed with fixed draws, in this process
 
 
@@ -34,17 +34,14 @@ def pytest_pyfunc_call(pyfuncitem):
     try:
         return (yield)
     except (Exception, pytest.fail.Exception) as failure:
-        test = facts.read(pyfuncitem)
         causes = causes_of(failure)
         cause = root(causes)
-        if test is None or pyfuncitem.get_closest_marker(MARKER) or all(c.name == "rng" for c in causes):
+        if facts.read(pyfuncitem) is None or pyfuncitem.get_closest_marker(MARKER) or all(c.name == "rng" for c in causes):
             raise
         if cause.signature in _NOT_THE_DRAWS or not _passes_with_fixed_draws(pyfuncitem):
             if cause.kind == "exception":
                 _NOT_THE_DRAWS.add(cause.signature)
             raise
-        own = [c for c in test.clauses if c.startswith("rng.")]
-        facts.charge(pyfuncitem, own or [RNG_CLAUSE_OF.get(cause.name, OTHERWISE)])
         raise Differs("rng", f"{cause.name} differ(s) only with the random draws (with each drawn from a fixed seed, "
                              f"the test passes): {cause.detail}") from failure
 

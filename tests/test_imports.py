@@ -16,14 +16,14 @@ OWN_CODE = ("suite", "fixtures", "adapters")
 
 LAYERS = (
     ("conformance", "vocabulary", "ids", "dimensions", "causes", "hypothesis_profiles"),  # plain data
-    ("assertions",),  # the suite's assertions, failing with their causes
+    ("assertions", "draws"),  # the suite's assertions, failing with their causes; random draws from fixed seeds
     ("registry", "capabilities", "options", "reproducers"),  # reproducers: where a test's script goes
     ("oracle",),  # generated programs, run plainly and checkpointed; reads the registry's relaxations
     ("facts",),  # a test's facts
     ("results",),  # a test's facts and what happened
     ("expectations", "findings"),  # what is expected, and the judgement; the findings a maintainer can file
     ("report", "binding", "listing"),  # results to pages; --impl to a module; the registry as text (none knows another)
-    ("recording", "levels", "isolation", "releases", "modules_not_run"),  # pytest hooks
+    ("recording", "levels", "isolation", "releases", "modules_not_run", "rerun"),  # pytest hooks
     ("judging", "failure_summary"),  # the judge; the failures by clause at the end of a run
     ("plugin",),  # the one way in
     ("run",),  # the runner, which drives pytest with the plugin

@@ -41,11 +41,11 @@ def _causes_and_clauses(tmp_path, impl):
 
 def test_a_failure_that_vanishes_with_fixed_draws_is_the_rngs(tmp_path):
     """Issue 34: forcing preserve_rng_state off makes these tests' gradients differ; the re-run shows it is the
-    draws, so each fails with the RNG as its cause, charged to rng.same-gradients, not to reqgrad or retain."""
+    draws, so each fails with the RNG as its cause (one group on the implementation page), charged to its own clause."""
     causes, clauses = _causes_and_clauses(tmp_path, "tests.mutants.rng.non_reentrant_forces_no_preserve")
-    assert causes == {"rng"} and clauses == {"rng.same-gradients"}
+    assert causes == {"rng"} and clauses == {"reqgrad.non-reentrant-gradients", "retain.repeated-backward"}
 
 
 def test_a_failure_that_stays_with_fixed_draws_keeps_its_cause_and_clause(tmp_path):
     causes, clauses = _causes_and_clauses(tmp_path, "tests.mutants.reqgrad.non_reentrant_skips_graph_without_grad_inputs")
-    assert "rng" not in causes and not any(c.startswith("rng.") for c in clauses)
+    assert "rng" not in causes and clauses == {"reqgrad.non-reentrant-gradients"}
