@@ -28,16 +28,31 @@ class _FixedDraws(TorchDispatchMode):
         self.replaced += 1
         if kwargs.get("generator") is not None:
             kwargs["generator"] = None  # a caller's own generator is fixed the same way
-        leaves = tree_leaves((args, kwargs))
-        with torch.random.fork_rng(devices=_cuda_devices(leaves), device_type="cuda"):
-            torch.manual_seed(zlib.crc32(_signature(func, leaves).encode()))
+        with torch.random.fork_rng(devices=_cuda_devices(tree_leaves((args, kwargs))), device_type="cuda"):
+            torch.manual_seed(zlib.crc32(_signature(func, args, kwargs).encode()))
             return func(*args, **kwargs)
 
 
-def _signature(func, leaves) -> str:
-    """The op and what its arguments look like (shapes, dtypes, numbers), not their values: the forward's draw
-    and its recompute's get the same numbers."""
-    return f"{func}:" + ",".join(f"{tuple(x.shape)}{x.dtype}" if isinstance(x, torch.Tensor) else repr(x) for x in leaves)
+def _signature(func, args, kwargs) -> str:
+    """The op and its arguments: shapes, dtypes, numbers, and the values of the tensors it reads (bernoulli of two
+    probability tensors draws from two seeds; the forward's draw and its recompute's, from equal inputs, from one).
+    A tensor the op fills in place is read by its shape only: its values are whatever memory held. What it cannot
+    tell apart: two draws of one op from equal arguments, e.g. two ``torch.randn(4, 4)``, or CPU dropout's masks
+    of one shape (it fills an empty mask in place), which are equal here: a bug that only swaps such draws reads as
+    the RNG's."""
+    written = {a.name for a in func._schema.arguments if a.alias_info is not None and a.alias_info.is_write}
+    named = [(a.name, args[i] if i < len(args) else kwargs.get(a.name)) for i, a in enumerate(func._schema.arguments)]
+    return f"{func}:" + ",".join(_described(value, name in written) for name, value in named)
+
+
+def _described(value, written: bool) -> str:
+    if not isinstance(value, torch.Tensor):
+        return repr(value)
+    shape = f"{tuple(value.shape)}{value.dtype}"
+    if written or value.numel() == 0:
+        return shape
+    values = value.detach().double().flatten()
+    return f"{shape}:{float(values.sum())!r}:{float((values * torch.arange(1, values.numel() + 1, dtype=values.dtype, device=values.device)).sum())!r}"
 
 
 def _cuda_devices(leaves) -> list[int]:

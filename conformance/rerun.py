@@ -10,7 +10,8 @@ Not run again: a test that passed or skipped, a failure whose causes are already
 difference), and a failure with an exception whose signature (conformance/causes.py) a re-run has already shown
 not to be the draws' (an implementation that raises one error everywhere is re-run once, not 2,000 times). A
 re-run in which no random op ran says nothing of draws: the failure keeps its cause. Distributed ranks run in
-processes of their own, which the re-run does not reach: their failures keep their causes.
+processes of their own, which the re-run does not reach: their failures keep their causes. What fixed draws
+cannot tell apart (conformance/draws.py: two draws of one op from equal arguments) reads as the RNG's.
 """
 
 from __future__ import annotations

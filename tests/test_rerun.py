@@ -30,6 +30,15 @@ def test_fixed_draws_repeat_each_draw_and_leave_the_stream_alone():
     assert not draws.active()
 
 
+def test_fixed_draws_tell_apart_what_the_op_reads():
+    """bernoulli of two probability tensors draws from two seeds (a bug that swaps them still shows); of equal ones,
+    from one. (CPU dropout fills an empty mask in place: its draws depend on the shape only.)"""
+    p, q = torch.full((64,), 0.5), torch.full((64,), 0.5).index_fill_(0, torch.tensor([0]), 0.4)
+    with draws.fixed():
+        drawn = [torch.bernoulli(t) for t in (p, q, p.clone())]
+    assert not torch.equal(drawn[0], drawn[1]) and torch.equal(drawn[0], drawn[2])
+
+
 def _causes_and_clauses(tmp_path, impl):
     out = tmp_path / f"{impl}.json"
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--impl={impl}",
