@@ -17,8 +17,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 class _FixedDraws(TorchDispatchMode):
-    def __init__(self):
+    def __init__(self, salt: str = ""):
         super().__init__()
+        self.salt = salt  # what makes one process's fixed draws unlike another's (a distributed rank)
         self.replaced = 0  # random ops drawn from a fixed seed: none, and the re-run showed nothing
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -29,7 +30,7 @@ class _FixedDraws(TorchDispatchMode):
         if kwargs.get("generator") is not None:
             kwargs["generator"] = None  # a caller's own generator is fixed the same way
         with torch.random.fork_rng(devices=_cuda_devices(tree_leaves((args, kwargs))), device_type="cuda"):
-            torch.manual_seed(zlib.crc32(_signature(func, args, kwargs).encode()))
+            torch.manual_seed(zlib.crc32((self.salt + _signature(func, args, kwargs)).encode()))
             return func(*args, **kwargs)
 
 
@@ -65,10 +66,11 @@ _active: list[_FixedDraws] = []
 
 
 @contextlib.contextmanager
-def fixed():
-    """Every random op in this thread draws from its fixed seed. Yields the mode: ``replaced`` counts the draws
-    it fixed. Work this thread hands to another process (a distributed rank) asks :func:`active` first."""
-    with _FixedDraws() as mode:
+def fixed(salt: str = ""):
+    """Every random op in this thread draws from its fixed seed (``salt`` added). Yields the mode: ``replaced``
+    counts the draws it fixed. Work this thread hands to other processes (distributed ranks) asks
+    :func:`handed_over` whether to fix theirs too."""
+    with _FixedDraws(salt) as mode:
         _active.append(mode)
         try:
             yield mode
@@ -78,4 +80,12 @@ def fixed():
 
 def active() -> bool:
     """Whether this thread's draws are fixed: what a cache of plain runs keys on (a re-run compares with its own)."""
+    return bool(_active)
+
+
+def handed_over() -> bool:
+    """Whether work this thread hands to other processes (distributed ranks) is to fix its draws too, each process
+    with a salt of its own; if so, their draws count as this re-run's."""
+    if _active:
+        _active[-1].replaced += 1
     return bool(_active)

@@ -9,8 +9,8 @@ Not run again: a test that passed or skipped, a failure whose causes are already
 ``charges_its_draws`` (the oracle: it re-runs each program without its random ops itself, difference by
 difference), and a failure with an exception whose signature (conformance/causes.py) a re-run has already shown
 not to be the draws' (an implementation that raises one error everywhere is re-run once, not 2,000 times). A
-re-run in which no random op ran says nothing of draws: the failure keeps its cause. Distributed ranks run in
-processes of their own, which the re-run does not reach: their failures keep their causes. What fixed draws
+re-run in which no random op ran says nothing of draws: the failure keeps its cause. Distributed ranks fix their draws
+too, each salted by its rank (equal data on every rank would hide a bug of the gradients' reduction). What fixed draws
 cannot tell apart (conformance/draws.py: two draws of one op from equal arguments) reads as the RNG's.
 """
 
