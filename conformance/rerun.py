@@ -2,8 +2,10 @@
 failure was the random draws' doing, whatever showed it (gradients, the models' losses, a recompute's
 CheckpointError on metadata the draws decide). Its cause becomes the RNG's (observable ``rng``): one bug of the
 RNG replay reads as one cause on the implementation page ("one cause, N tests"), not as one per area whose tests
-happen to draw (issue 34). The failure stays charged to the test's own clause, whose observable did differ and
-by which ``--clause`` selects it (the oracle, whose programs mix features, charges each difference itself).
+happen to draw (issue 34). A difference stays charged to the test's own clause, whose observable did differ and
+by which ``--clause`` selects it (the oracle, whose programs mix features, charges each difference itself); an
+exception (a recompute's CheckpointError) kept the test from reading its observable at all: it is charged to
+``rng.same-gradients``, the clause of what the recompute's draws decide.
 
 Not run again: a test that passed or skipped, a failure whose causes are already the RNG's, a test marked
 ``charges_its_draws`` (the oracle: it re-runs each program without its random ops itself, difference by
@@ -22,6 +24,7 @@ from conformance import draws, facts
 from conformance.causes import Differs, causes_of, root
 
 MARKER = "charges_its_draws"
+EXCEPTION_CLAUSE = "rng.same-gradients"  # an exception that vanishes with fixed draws: what the recompute drew decided it
 _NOT_THE_DRAWS: set[str] = set()  # signatures of exceptions that stayed with fixed draws, in this process
 
 
@@ -43,6 +46,8 @@ def pytest_pyfunc_call(pyfuncitem):
             if cause.kind == "exception":
                 _NOT_THE_DRAWS.add(cause.signature)
             raise
+        if cause.kind == "exception":
+            facts.charge(pyfuncitem, [EXCEPTION_CLAUSE])
         raise Differs("rng", f"{cause.name} differ(s) only with the random draws (with each drawn from a fixed seed, "
                              f"the test passes): {cause.detail}") from failure
 
