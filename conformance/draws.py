@@ -14,7 +14,6 @@ import zlib
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
 class _FixedDraws(TorchDispatchMode):
     def __init__(self, salt: str = ""):
@@ -29,7 +28,7 @@ class _FixedDraws(TorchDispatchMode):
         self.replaced += 1
         if kwargs.get("generator") is not None:
             kwargs["generator"] = None  # a caller's own generator is fixed the same way
-        with torch.random.fork_rng(devices=_cuda_devices(tree_leaves((args, kwargs))), device_type="cuda"):
+        with torch.random.fork_rng(devices=_cuda_devices(), device_type="cuda"):
             torch.manual_seed(zlib.crc32((self.salt + _signature(func, args, kwargs)).encode()))
             return func(*args, **kwargs)
 
@@ -56,7 +55,7 @@ def _described(value, written: bool) -> str:
     return f"{shape}:{float(values.sum())!r}:{float((values * torch.arange(1, values.numel() + 1, dtype=values.dtype, device=values.device)).sum())!r}"
 
 
-def _cuda_devices(leaves) -> list[int]:
+def _cuda_devices() -> list[int]:
     if not torch.cuda.is_available() or not torch.cuda.is_initialized():
         return []
     return list(range(torch.cuda.device_count()))  # manual_seed seeds them all: all are put back
