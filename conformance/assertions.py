@@ -70,6 +70,14 @@ def assert_same_gradients(actual, expected, names=None):
         _assert_close(a, e, "gradients", lambda m, name=name: f"{name} differs from the un-checkpointed run: {m}")
 
 
+def assert_same_buffers(module, plain):
+    """The module's buffers (running statistics, counters) equal those the un-checkpointed module was left with."""
+    actual, expected = dict(module.named_buffers()), dict(plain.named_buffers())
+    _check(list(actual) == list(expected), "objects", f"buffers {list(actual)}, without checkpoint {list(expected)}")
+    for name, value in expected.items():
+        _assert_close(actual[name], value, "objects", lambda m, name=name: f"buffer {name!r} after forward and backward: {m}")
+
+
 def grads_of(tensors):
     return [t.grad for t in tensors]
 

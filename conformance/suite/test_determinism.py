@@ -30,6 +30,30 @@ def test_metadata_change_raises_checkpoint_error(ckpt, change, options):
         loss.backward()
 
 
+class ChangesItsSecondOutput:
+    """Two outputs: sin of the input (saves the input, first), and exp of its first rows (saves its result,
+    second). Once `changed` is set the recompute takes one row fewer, so only the second saved tensor differs."""
+
+    def __init__(self):
+        self.changed = False
+
+    def __call__(self, x):
+        rows = x.shape[0] - 1 if self.changed else x.shape[0]
+        return x.sin(), x[:rows].exp()
+
+
+@pytest.mark.clause("determinism.default-detects")
+def test_metadata_change_after_a_backward_through_another_output_raises_checkpoint_error(ckpt):
+    """The first backward (through sin's output only) frees the tensor saved first; the check must still compare
+    every tensor the second backward needs, not stop at the first one already freed."""
+    fn = ChangesItsSecondOutput()
+    first, second = ckpt.checkpoint(fn, leaf())
+    first.sum().backward()
+    fn.changed = True
+    with assert_raises(ckpt.CheckpointError, "a CheckpointError for a recompute whose second saved tensor has another shape"):
+        second.sum().backward()
+
+
 @pytest.mark.clause("determinism.none-disables")
 @pytest.mark.parametrize("change", CHANGES)
 def test_none_lets_a_metadata_change_through(ckpt, change):

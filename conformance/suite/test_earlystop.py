@@ -5,6 +5,7 @@ the recompute stops early, twice when the recompute runs the whole function.
 """
 
 import pytest
+import torch
 
 from conformance.assertions import assert_same_gradients
 from conformance.fixtures.functions import AfterLastSave, SavesNothing
@@ -40,6 +41,22 @@ def test_recompute_stops_after_last_needed_tensor(ckpt, options):
 def test_nothing_needed_means_nothing_recomputed(ckpt):
     fn = checkpointed_run(ckpt, SavesNothing)
     assert_ran_to_end(fn, FORWARD_ONLY, "the function saves no tensor, so the recompute has nothing to compute")
+
+
+def rrelu_last(x):
+    """rrelu (training) saves its noise buffer and then fills it in place, in one op; no op after it saves a tensor."""
+    return torch.nn.functional.rrelu(x, training=True) * 2.0
+
+
+@pytest.mark.clause("earlystop.needed-tensors-complete")
+def test_early_stop_waits_for_an_op_that_writes_what_it_saved(ckpt):
+    x, reference = twin_leaves()
+    torch.manual_seed(3)
+    ckpt.checkpoint(rrelu_last, x).sum().backward()
+    torch.manual_seed(3)
+    rrelu_last(reference).sum().backward()
+    assert_same_gradients(x.grad, reference.grad, ["input gradient through rrelu, whose saved noise is written after "
+                                                   "it is saved"])
 
 
 @pytest.mark.clause("earlystop.keyword-disables")

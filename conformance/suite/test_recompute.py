@@ -6,7 +6,7 @@ has something to recompute: a recount of zero means the activations were kept, t
 
 import pytest
 
-from conformance.assertions import assert_same_gradients, parameter_grads
+from conformance.assertions import assert_same_forward, assert_same_gradients, parameter_grads
 from conformance.fixtures.functions import Counted, sin_exp
 from conformance.fixtures.inputs import twin_leaves
 from conformance.fixtures.models import counted_stack
@@ -50,3 +50,17 @@ def test_every_backward_recomputes(ckpt):
     assert_calls(fn, 2, "after the first backward")
     out.sum().backward()
     assert_calls(fn, 3, "after a second backward with retain_graph=True (one recompute per backward)")
+
+
+# ---- torch's test_access_saved_tensor_twice_without_recomputation_works (test_autograd.py): docs/UPSTREAM_TESTS.md ----
+
+@pytest.mark.clause("recompute.saved-tensor-read-outside-backward")
+def test_a_saved_tensor_read_outside_backward_can_be_read_again_and_backward_still_works(ckpt):
+    x, reference = twin_leaves()
+    out = ckpt.checkpoint(sin_exp, x)
+    expected = sin_exp(reference)
+    first, second = out.grad_fn._saved_result, out.grad_fn._saved_result  # exp saves its result
+    assert_same_forward([first, second], [expected.detach(), expected.detach()])
+    out.sum().backward()
+    expected.sum().backward()
+    assert_same_gradients(x.grad, reference.grad, ["input gradient after the saved tensor was read twice"])

@@ -2,8 +2,9 @@
 create_selective_checkpoint_contexts and CheckpointPolicy.
 
 Which ops really run during backward is counted with a dispatch mode. The function is
-sin -> exp -> tanh: the gradient formulas call cos, mul and tanh_backward but never sin or exp, so
-a sin or exp seen during backward is a recompute.
+sin -> exp -> sin -> tanh -> sin: the gradient formulas call cos, mul and tanh_backward but never sin or
+exp, so a sin or exp seen during backward is a recompute; sin runs three times, so that every call of a
+saved op must be answered from the cache, each by its own output.
 """
 
 import functools
@@ -26,7 +27,7 @@ CHECKPOINT_POLICIES = SAVE_POLICIES + RECOMPUTE_POLICIES + OFFLOAD_POLICIES
 
 
 def sin_exp_tanh(x):
-    return x.sin().exp().tanh()
+    return x.sin().exp().sin().tanh().sin()
 
 
 def policy_saving_sin(ckpt, save, recompute):
@@ -66,6 +67,21 @@ def test_selective_checkpoint_gives_uncheckpointed_gradients(ckpt, form):
     out.sum().backward()
     expected.sum().backward()
     assert_same_gradients([x.grad, y.grad], [x_ref.grad, y_ref.grad], ["x gradient", "y gradient"])
+
+
+@pytest.mark.clause("sac.same-gradients")
+@pytest.mark.parametrize("policy", SAVE_POLICIES + OFFLOAD_POLICIES)
+def test_op_saved_at_each_of_its_calls_gives_uncheckpointed_gradients(ckpt, policy):
+    """sin runs three times, each call saved: each recomputed use must get its own call's output."""
+    context_fn = functools.partial(ckpt.create_selective_checkpoint_contexts,
+                                   policy_saving_sin(ckpt, policy, "PREFER_RECOMPUTE"))
+    x, x_ref = twin_leaves(4, 6, seed=3)
+    out = ckpt.checkpoint(sin_exp_tanh, x, context_fn=context_fn)
+    expected = sin_exp_tanh(x_ref)
+    assert_same_forward(out, expected)
+    out.sum().backward()
+    expected.sum().backward()
+    assert_same_gradients(x.grad, x_ref.grad, ["input gradient"])
 
 
 def sorted_then_scaled(x):
@@ -186,6 +202,31 @@ def test_op_list_saves_listed_and_recomputes_others(ckpt):
     counts = ops_run_in_backward(ckpt, [aten.sin.default])
     assert counts["sin"] == 0, f"sin is listed (MUST_SAVE) but ran {counts['sin']} times during backward"
     assert counts["exp"] >= 1, f"exp is not listed (PREFER_RECOMPUTE) but was not recomputed ({dict(counts)})"
+
+
+def sin_gelu_scaled(t):
+    """Three ops whose arguments a policy can read: a tensor (sin), a keyword (gelu), a number (mul)."""
+    return torch.mul(torch.nn.functional.gelu(t.sin(), approximate="tanh"), 2.5)
+
+
+@pytest.mark.clause("sac.policy-arguments")
+def test_policy_function_receives_each_ops_arguments(ckpt):
+    seen = {}  # op name -> the positional arguments of its first call, and its keyword arguments
+
+    def recording_policy(ctx, op, *args, **kwargs):
+        seen.setdefault(op.overloadpacket.__name__, (args, kwargs))
+        return ckpt.CheckpointPolicy.PREFER_RECOMPUTE
+
+    x = leaf()
+    context_fn = functools.partial(ckpt.create_selective_checkpoint_contexts, recording_policy)
+    ckpt.checkpoint(sin_gelu_scaled, x, context_fn=context_fn).sum().backward()
+    assert {"sin", "gelu", "mul"} <= set(seen), f"the policy was not asked about sin, gelu and mul: {sorted(seen)}"
+    (sin_args, _), (_, gelu_kwargs), (mul_args, _) = seen["sin"], seen["gelu"], seen["mul"]
+    assert len(sin_args) == 1 and isinstance(sin_args[0], torch.Tensor) and torch.equal(sin_args[0], x.detach()), (
+        f"the policy was not given sin's argument, the region's input: {sin_args!r}")
+    assert gelu_kwargs.get("approximate") == "tanh", f"the policy was not given gelu's kwargs (approximate='tanh'): {gelu_kwargs!r}"
+    assert len(mul_args) == 2 and float(mul_args[1]) == 2.5, (  # 2.5 may come as a 0-dim tensor
+        f"the policy was not given mul's arguments (gelu's output, 2.5): {mul_args!r}")
 
 
 @pytest.mark.clause("sac.policy-forward-only")

@@ -182,6 +182,15 @@ def test_segment_count_that_cannot_split_the_functions_is_rejected(ckpt, segment
         ckpt.sequential(functions, segments, x)
 
 
+@pytest.mark.clause("sequential.unknown-keywords-rejected")
+@pytest.mark.parametrize("keyword", ["context_fn", "preserve_rng", "inputs"])
+def test_a_keyword_checkpoint_sequential_does_not_take_is_rejected(ckpt, keyword):
+    # context_fn is checkpoint's, not checkpoint_sequential's; preserve_rng a misspelling; inputs the old name.
+    model, x = mlp(), leaf()
+    with assert_raises(ANY_ERROR, f"an error for the keyword {keyword}=, which checkpoint_sequential does not take"):
+        ckpt.checkpoint_sequential(model, 2, x, use_reentrant=ckpt.use_reentrant, **{keyword: None})
+
+
 @pytest.mark.clause("sequential.single-input")
 def test_extra_positional_inputs_are_rejected(ckpt):
     model, x, extra = mlp(), leaf(seed=1), leaf(seed=2)
