@@ -17,7 +17,8 @@ A 300-mutant sample takes about an hour per target here, so a score is usually m
 benchmarks/mutation_ledger/<target>.json (committed) keeps each measured mutant's status with the commit and date
 it was measured at, for one digest of the mutated source (a changed source starts a new ledger). Every run
 re-measures its own shard; mutants of the sample no run has measured yet are printed as pending.
-`--survivors` re-measures the ledger's survivors and timeouts only (after tests were added to kill them).
+`--survivors` re-measures only the ledger's survivors and timeouts not triaged as equivalent or unreachable here
+(after tests were added to kill them).
 
 The torch target is the installed torch's torch/utils/checkpoint.py copied at run time (never committed) to
 mutation_target/torch_checkpoint.py in the work folder and bound with --impl; it declares
@@ -238,8 +239,9 @@ def run_target(target: str, size: int, seed: int, shard: tuple[int, int], max_ch
     chosen = sample(names, size, seed)
     digest = source_digest(work, source_dir)
     ledger = read_ledger(target, digest)
-    if survivors:
-        run = [name for name in chosen if ledger.get(name, {}).get("status") in UNSETTLED]
+    if survivors:  # those a new test may kill: not the ones triaged as equivalent or unreachable here
+        settled = {name for name, entry in triaged(target).items() if entry["verdict"] in ("equivalent", "unreachable-here")}
+        run = [name for name in chosen if ledger.get(name, {}).get("status") in UNSETTLED and name not in settled]
     else:
         run = share(chosen, shard)
     if run:
@@ -272,7 +274,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shard", type=parse_shard, default=(1, 1), metavar="I/N",
                         help="run the I-th of N equal shares of the sample (default 1/1)")
     parser.add_argument("--survivors", action="store_true",
-                        help="re-measure only the sample's survivors and timeouts in the ledger (after adding the tests that kill them)")
+                        help="re-measure only the sample's survivors and timeouts in the ledger that are not triaged as "
+                             "equivalent or unreachable here (after adding the tests that kill them)")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2, help="mutants run at once")
     args = parser.parse_args(argv)
     start = time.monotonic()
