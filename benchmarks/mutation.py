@@ -13,7 +13,8 @@ asks mutmut to run those, records their statuses in the target's ledger, and pri
 from it: killed, survived, timeouts, and the kill rate with its 95% Wilson interval, over the sampled mutants that
 are neither equivalent nor unreachable here (benchmarks/mutation_triage.toml says which, and why).
 
-A 300-mutant sample takes about an hour per target here, so a score is usually measured in shards across sessions:
+A 300-mutant sample takes about half an hour per target on this idle 2-core machine, and its survivors' re-measure
+as long again, so a score may be measured in shards across sessions:
 benchmarks/mutation_ledger/<target>.json (committed) keeps each measured mutant's status with the commit and date
 it was measured at, for one digest of the mutated source (a changed source starts a new ledger). Every run
 re-measures its own shard; mutants of the sample no run has measured yet are printed as pending.
@@ -247,8 +248,8 @@ def run_target(target: str, size: int, seed: int, shard: tuple[int, int], max_ch
     if run:
         mutmut = [sys.executable, "-c", "from mutmut.__main__ import cli; cli()"]
         subprocess.run([*mutmut, "run", f"--max-children={max_children}", *run], cwd=work, env=env, check=True)
-        # mutmut's timeout is wall-clock: a loaded machine times out mutants that its tests kill in seconds (110 of
-        # 300 once, every one killed when measured again). A timeout counts only if it times out again, run alone.
+        # mutmut's timeout is wall-clock: a loaded machine times out mutants whose tests finish in seconds (110 of
+        # 300 once; measured again, every one was killed or survived). A timeout counts only if it times out again, run alone.
         timeouts = [name for name in run if statuses(work)[name] == "timeout"]
         if timeouts:
             print(f"{target}: measuring the {len(timeouts)} timeouts again, one at a time")
