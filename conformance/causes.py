@@ -161,13 +161,24 @@ def root(causes) -> Cause | None:
     return min(causes, key=rank, default=None)
 
 
-# What a step that raised did not produce: its result and the gradients it would have left. A difference in these
-# at the step of an exception difference is that exception's consequence, not a cause of its own.
-UNPRODUCED = ("result", "requires-grad", "aliasing", "gradient-presence", "zero-gradient-for-none", "gradients")
+# What a step that raised did not produce: its result, the gradients it would have left and the hooks it would
+# have fired. A difference in these at the step of an exception difference is that exception's consequence, not
+# a cause of its own.
+UNPRODUCED = ("result", "requires-grad", "aliasing", "gradient-presence", "zero-gradient-for-none", "gradients", "hooks")
 
 
 def unmatched(causes, patterns) -> list[Cause]:
-    """The causes none of the patterns matches (the consequences of a matched exception left out: UNPRODUCED)."""
+    """The causes none of the patterns matches, the consequences of a matched exception left out: what its step did
+    not produce (UNPRODUCED, and the random draws it did not make), and what the program's later steps, run on what it did not produce, did not produce or
+    raised (a backward of the None a failed call returned). A later step's other differences (the RNG stream, global
+    state, lifetimes, warnings) stay causes of their own."""
     matched = [c for c in causes if any(p.matches(c) for p in patterns)]
     raised = {c.step for c in matched if c.kind == "difference" and c.name in ("exception", "exception-type") and c.step is not None}
-    return [c for c in causes if c not in matched and not (c.step in raised and c.name in UNPRODUCED)]
+
+    def consequence(c: Cause) -> bool:
+        if c.step is None or not raised:
+            return False
+        later = c.step > min(raised) and c.name in (*UNPRODUCED, "exception", "exception-type")
+        return (c.step in raised and c.name in (*UNPRODUCED, "rng")) or later  # the draws it did not make
+
+    return [c for c in causes if c not in matched and not consequence(c)]

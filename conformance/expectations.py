@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conformance.capabilities import Capabilities
-from conformance.causes import Pattern, unmatched
+from conformance.causes import Pattern, root, unmatched
 from conformance.facts import Expected, Facts, KnownBug
 from conformance.ids import canonical_id
 from conformance.registry import Clause, load_clauses
@@ -244,13 +244,31 @@ def judge(facts: Facts, *, nodeid: str, status: str, impl: str, capabilities: Ca
     upstream = None
     if status == "fail":
         if expected is None:
-            breakage = next((b for b in expectations.breakages if b.covers(
-                impl=impl, variant=facts.variant, torch_release=torch_release, clauses=facts.clauses)
-                and (not causes or explains([b], causes))), None)
-            expected = breakage and breakage.expected
+            expected = _jointly_expected(facts, nodeid=nodeid, impl=impl, torch_release=torch_release,
+                                         expectations=expectations, causes=causes)
         upstream = next((bug.known_bug for bug in expectations.known_upstream
                          if bug.explains(nodeid=nodeid, clauses=facts.clauses, variant=facts.variant, causes=causes)), None)
     return replace(facts.charged(facts.clauses), expected=expected, upstream=upstream)
+
+
+def _covering(facts: Facts, *, nodeid: str, impl: str, torch_release: str, expectations: Expectations) -> list:
+    """Every declaration whose scope covers this test: its deviations, then its row's breakages (the ones
+    restricted to some clauses first)."""
+    scope = dict(impl=impl, clauses=facts.clauses, variant=facts.variant)
+    return [*(d for d in expectations.deviations if d.matches(**scope, device=facts.device, nodeid=nodeid)),
+            *(b for b in expectations.breakages if b.covers(**scope, torch_release=torch_release))]
+
+
+def _jointly_expected(facts: Facts, *, nodeid: str, impl: str, torch_release: str, expectations: Expectations,
+                      causes) -> Expected | None:
+    """A failure that several declarations explain together (a row's breakage and a clause's deviation, each
+    naming one of its causes): the expectation of the one that declares its root cause."""
+    declared = _covering(facts, nodeid=nodeid, impl=impl, torch_release=torch_release, expectations=expectations)
+    if not declared or (causes and not explains(declared, causes)):
+        return None
+    first = root(causes)
+    return next((d.expected for d in declared if first is None or any(p.matches(first) for p in d.cause)),
+                declared[0].expected)
 
 
 def mismatch(facts: Facts, *, nodeid: str, impl: str, torch_release: str, expectations: Expectations) -> str | None:
@@ -258,9 +276,7 @@ def mismatch(facts: Facts, *, nodeid: str, impl: str, torch_release: str, expect
     cause is another), or None where none covers it."""
     if not facts.causes:
         return None
-    scope = dict(impl=impl, clauses=facts.clauses, variant=facts.variant)
-    declared = [d for d in expectations.deviations if d.matches(**scope, device=facts.device, nodeid=nodeid)] or [
-        b for b in expectations.breakages if b.covers(**scope, torch_release=torch_release)]
+    declared = _covering(facts, nodeid=nodeid, impl=impl, torch_release=torch_release, expectations=expectations)
     return unexplained(declared, facts.causes) if declared and not explains(declared, facts.causes) else None
 
 
@@ -290,7 +306,8 @@ def stale_declarations(results: Results, breakages: list) -> list:
     """The breakages (and deviations declared by cause, :attr:`Deviation.by_cause`) that cover tests of this
     run but explain none of them: the row no longer fails the way its declaration says. Judge only a whole
     row's run (a run narrowed to some clauses may hold none of the row's failing tests)."""
-    ran = [r for r in results.records if r.status not in ("skip", "not_run")]
+    ran = [r for r in results.records if r.status not in ("skip", "not_run")
+           and not (r.expected and r.expected.kind == "unsupported")]  # a variant or feature it does not claim
     covering = [b for b in breakages if any(_covers(b, results.header, r) for r in ran)]
     return [b for b in covering if not any(r.expected == b.expected for r in ran)]
 

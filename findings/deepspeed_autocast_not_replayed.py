@@ -19,8 +19,7 @@ Steps: DS_BUILD_OPS=0 pip install deepspeed==0.19.8 (torch held), then
        python deepspeed_autocast_not_replayed.py --impl torch.utils.checkpoint  (torch, use_reentrant=True: exits 0)
 Expected: the matmul inside the region runs in bfloat16 in the forward and in the recompute (torch.autocast around
   the forward only, backward outside it).
-Actual (as recorded by checkpoint-conformance's run of deepspeed 0.19.8, torch 2.13.0, CPU; this script itself not
-  yet run on DeepSpeed): bfloat16 in the forward, float32 in the recompute.
+Actual (this script, deepspeed 0.19.8, torch 2.13.0+cpu, Python 3.11, 2026-11-28): bfloat16 in the forward, float32 in the recompute.
 """
 
 from __future__ import annotations

@@ -15,8 +15,7 @@ Steps: DS_BUILD_OPS=0 pip install deepspeed==0.19.8 (torch held), then
        python deepspeed_non_reentrant_autograd_grad.py                                (DeepSpeed: exits 1)
        python deepspeed_non_reentrant_autograd_grad.py --impl torch.utils.checkpoint  (torch, use_reentrant=False: exits 0)
 Expected: torch.autograd.grad(out.sum(), x) returns cos(x) * exp(sin(x)), as with torch's non-reentrant checkpoint.
-Actual (as recorded by checkpoint-conformance's run of deepspeed 0.19.8, torch 2.13.0, CPU; this script itself not
-  yet run on DeepSpeed): RuntimeError: Checkpointing is not compatible with .grad(), please use .backward() if possible.
+Actual (this script, deepspeed 0.19.8, torch 2.13.0+cpu, Python 3.11, 2026-11-28): RuntimeError: Checkpointing is not compatible with .grad(), please use .backward() if possible.
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ Steps: pip install megatron-core==0.16.1 (torch held), then
   nothing) and runs on CPU under CPU autocast; with CUDA nothing is stubbed and it runs on the GPU.
 Expected: the matmul inside the region runs in bfloat16 in the forward and in the recompute (torch.autocast around
   the forward only, backward outside it).
-Actual (as recorded by checkpoint-conformance's run of megatron-core 0.16.1 with the CPU stub, torch 2.13.0; this
-  script itself not yet run on Megatron): bfloat16 in the forward, float32 in the recompute.
+Actual (this script, megatron-core 0.16.1 with the CPU stub, torch 2.13.0+cpu, Python 3.11, 2026-11-28): bfloat16
+  in the forward, float32 in the recompute.
 """
 
 from __future__ import annotations

@@ -10,11 +10,14 @@ from conformance.results import Facts, Record, Results, read_results
 from conformance.run.supervisor import Outcome
 
 FILE = "conformance/suite/test_exceptions.py"
+# What the mutant's leaked hooks look like: a later test's saved tensors reach them, and the harness finds them left.
+LEAK = ('cause = [{ exception = "RuntimeError", message = "saved-tensor hook leaked" }, '
+        '{ exception = "LeftoverState", message = "left global state behind" }]')
 
 
 def run(tmp_path, impl, breakage_impl):
     expectations = tmp_path / "expectations.toml"
-    expectations.write_text(f'[[breakage]]\nimpl = "{breakage_impl}"\nvariant = "non_reentrant"\n'
+    expectations.write_text(f'[[breakage]]\nimpl = "{breakage_impl}"\nvariant = "non_reentrant"\n{LEAK}\n'
                             f'reason = "leaves hooks behind after a failed forward"\n')
     results = tmp_path / "results.json"
     status = pytest.main([f"--impl={impl}", "--variant=non_reentrant", f"--expectations={expectations}",
@@ -42,8 +45,9 @@ def test_another_row_is_not_covered(tmp_path):
 
 def test_a_breakage_of_some_clauses_wins_over_its_rows_whatever_the_order(tmp_path):
     path = tmp_path / "expectations.toml"
-    path.write_text('[[breakage]]\nimpl = "x"\nreason = "the whole row"\n\n'
-                    '[[breakage]]\nimpl = "x"\nclauses = ["exceptions.no-leftover-state"]\nreason = "its own cause"\n')
+    path.write_text('[[breakage]]\nimpl = "x"\ncause = { observable = "state" }\nreason = "the whole row"\n\n'
+                    '[[breakage]]\nimpl = "x"\nclauses = ["exceptions.no-leftover-state"]\ncause = { observable = "state" }\n'
+                    'reason = "its own cause"\n')
     record = Record("t[non_reentrant]", Facts(["exceptions.no-leftover-state"], "non_reentrant", "cpu"), "fail", "", 0.0)
     judged = rejudge(Results({"implementation": "x", "torch": "2.13.0"}, [record]), [], breakages=load_breakages(path))
     assert judged.records[0].expected.reason == "known breakage: its own cause"
@@ -51,7 +55,7 @@ def test_a_breakage_of_some_clauses_wins_over_its_rows_whatever_the_order(tmp_pa
 
 def test_breakages_need_a_reason(tmp_path):
     path = tmp_path / "expectations.toml"
-    path.write_text('[[breakage]]\nimpl = "x"\nreason = " "\n')
+    path.write_text('[[breakage]]\nimpl = "x"\ncause = { observable = "state" }\nreason = " "\n')
     with pytest.raises(ValueError, match="no reason"):
         load_breakages(path)
 
@@ -59,7 +63,7 @@ def test_breakages_need_a_reason(tmp_path):
 def test_a_run_narrowed_to_some_clauses_does_not_judge_staleness(tmp_path):
     # The mutant's row fails only its leak tests: narrowed to another clause, none of them ran.
     expectations = tmp_path / "expectations.toml"
-    expectations.write_text('[[breakage]]\nimpl = "tests.mutants.exceptions.leaks_saved_tensor_hooks"\n'
+    expectations.write_text(f'[[breakage]]\nimpl = "tests.mutants.exceptions.leaks_saved_tensor_hooks"\n{LEAK}\n'
                             'reason = "leaves hooks behind after a failed forward"\n')
     status = pytest.main(["--impl=tests.mutants.exceptions.leaks_saved_tensor_hooks", "--variant=non_reentrant",
                           f"--expectations={expectations}", "--clause=exceptions.recompute-propagates", "-q",

@@ -149,3 +149,48 @@ def test_what_a_step_that_raised_did_not_produce_is_the_exceptions_consequence()
     earlier = Cause("difference", "gradients", "x0: values differ", step=1)
     assert unmatched([raised, missing], declared) == []
     assert unmatched([raised, missing, earlier], declared) == [earlier]  # a wrong gradient before it is a cause of its own
+
+
+def test_a_failed_steps_consequences_are_not_causes_of_their_own_but_later_state_is():
+    """An exception the declaration names leaves its step's result, gradients and hooks unproduced, and the later
+    steps of the program run on what it did not produce (a backward of the None it returned raises): those are its
+    consequences. A difference of state at a later step (the RNG stream) is a cause of its own."""
+    from conformance.causes import unmatched
+
+    raised = Cause("difference", "exception", "raises TypeError: boom; the plain run raises nothing", step=3)
+    consequences = [Cause("difference", "result", "result: None", step=3), Cause("difference", "hooks", "fires", step=3),
+                    Cause("difference", "rng", "the global RNG stream differs", step=3),
+                    Cause("difference", "exception", "raises RuntimeError: element 0 of tensors", step=4),
+                    Cause("difference", "gradient-presence", "x0: None", step=4)]
+    earlier = Cause("difference", "gradients", "x0 differs", step=2)
+    later_state = Cause("difference", "rng", "the global RNG stream differs", step=5)
+    patterns = [Pattern(observable="exception", detail="TypeError: boom")]
+    assert unmatched([raised, *consequences], patterns) == []
+    assert unmatched([earlier, raised, *consequences, later_state], patterns) == [earlier, later_state]
+
+
+def test_a_failure_is_explained_by_every_declaration_covering_it_together(tmp_path):
+    """A row's breakage names one cause and a clause's deviation another: a failure showing both is expected (the
+    root cause's declaration gives the reason); one showing a third cause is not."""
+    from conformance.expectations import load_breakages
+
+    path = tmp_path / "expectations.toml"
+    path.write_text('[[breakage]]\nimpl = "mypkg"\ncause = { exception = "TypeError", message = "cannot save" }\n'
+                    'reason = "saves every argument"\n\n'
+                    '[[deviation]]\nimpl = "mypkg"\nclause = "api.forward-value"\ncause = { observable = "lifetimes" }\n'
+                    'reason = "keeps its output alive"\n')
+    expectations = Expectations(tuple(load_deviations(path)), tuple(load_breakages(path)))
+    both = _judged(expectations, Cause("exception", "TypeError", "cannot save an int"), Cause("difference", "lifetimes", "out"))
+    assert both.kind == "deviation" and "saves every argument" in both.reason
+    assert _judged(expectations, Cause("exception", "TypeError", "cannot save"), Cause("difference", "rng", "")) is None
+
+
+def test_a_declaration_is_not_stale_in_a_run_of_a_variant_its_row_does_not_claim(tmp_path):
+    from conformance.expectations import run_level, stale_declarations
+    from conformance.facts import Expected
+    from conformance.results import Record, Results
+
+    expectations = _declared(tmp_path, 'cause = { exception = "TypeError", message = "dict outputs" }')
+    unclaimed = Record("t::test[dict]", Facts(("api.forward-value",), "reentrant", "cpu",
+                                              expected=Expected("unsupported", "mypkg does not claim reentrant")), "fail")
+    assert stale_declarations(Results({"implementation": "mypkg"}, [unclaimed]), run_level(expectations)) == []

@@ -193,10 +193,13 @@ def test_declared_deviation_is_expected_and_a_vanished_one_fails(pytester, suite
         impl = "off_by_one"
         clause = "api.forward-value"
         variant = "reentrant"
+        cause = { exception = "AssertionError" }
         reason = "adds one"
         [[deviation]]
         impl = "off_by_one"
         clause = "gradapi.reentrant-rejects-grad"
+        test = "test_reentrant_only"
+        cause = { exception = "AssertionError" }
         reason = "claimed wrongly: this test passes"
     """))
     out = tmp_path / "r.json"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.causes import Cause
 from conformance.expectations import load_deviations, rejudge
 from conformance.results import Expected, Facts, Record, Results, read_results, write_results
 from conformance.vocabulary import SEVERITY, STATUSES, VERDICTS, verdict
@@ -31,6 +32,9 @@ def test_every_status_is_a_verdict_and_every_verdict_has_a_look():
     assert all(v.symbol and v.label and v.meaning for v in VERDICTS.values())
 
 
+BOOM = (Cause("exception", "RuntimeError", "boom"),)  # what the recorded failures below look like
+
+
 def _results(impl, records, capabilities=None):
     header = {"implementation": impl}
     if capabilities is not None:
@@ -45,13 +49,16 @@ def _expectations(tmp_path, text):
 
 
 def test_results_are_judged_again_against_edited_expectations(tmp_path):
-    failing = Record("t.py::test_a[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu", expected=Expected("deviation", "old reason")), "fail", "boom")
+    failing = Record("t.py::test_a[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu", expected=Expected("deviation", "old reason"),
+                                                      causes=BOOM), "fail", "boom")
     passing = Record("t.py::test_b[reentrant]", Facts(["api.same-gradients"], "reentrant", "cpu"), "pass")
     results = _results("mypkg", [failing, passing])
     path = _expectations(tmp_path, """
         [[deviation]]
         impl = "mypkg"
         clause = "api.same-gradients"
+        test = "test_b"
+        cause = { exception = "RuntimeError", message = "boom" }
         reason = "declared, but it passes now"
     """)
     judged = rejudge(results, load_deviations(path))
@@ -60,13 +67,14 @@ def test_results_are_judged_again_against_edited_expectations(tmp_path):
 
 
 def test_a_deviation_with_several_test_substrings_covers_the_tests_matching_any(tmp_path):
-    records = [Record(f"t.py::test_kind[reentrant-{kind}]", Facts(["api.forward-value"], "reentrant", "cpu"), "fail")
+    records = [Record(f"t.py::test_kind[reentrant-{kind}]", Facts(["api.forward-value"], "reentrant", "cpu", causes=BOOM), "fail")
                for kind in ("None", "int", "str")]
     path = _expectations(tmp_path, """
         [[deviation]]
         impl = "mypkg"
         clause = "api.forward-value"
         test = ["-int]", "-str]"]
+        cause = { exception = "RuntimeError" }
         reason = "only some kinds"
     """)
     judged = rejudge(_results("mypkg", records), load_deviations(path))
@@ -84,11 +92,12 @@ def test_rejudging_keeps_the_recorded_capabilities(tmp_path):
 
 def test_report_command_rejudges_without_rerunning(tmp_path):
     write_results(tmp_path / "in" / "r.json", _results("mypkg", [
-        Record("t.py::test_a[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu"), "fail", "boom")]))
+        Record("t.py::test_a[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu", causes=BOOM), "fail", "boom")]))
     path = _expectations(tmp_path, """
         [[deviation]]
         impl = "mypkg"
         clause = "api.forward-value"
+        cause = { exception = "RuntimeError", message = "boom" }
         reason = "KNOWN-ROUNDING-REASON"
     """)
     command = [sys.executable, "-m", "conformance", "report", str(tmp_path / "in"), "-o", str(tmp_path / "page.html")]
@@ -137,10 +146,11 @@ def test_rejudging_applies_row_level_breakage_to_failures_only(tmp_path):
     path = _expectations(tmp_path, """
         [[breakage]]
         impl = "conformance.adapters.mypkg"
+        cause = { exception = "RuntimeError", message = "boom" }
         reason = "ROW-CAUSE"
     """)
     results = _results("mypkg", [
-        Record("t.py::test_a[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu"), "fail", "boom"),
+        Record("t.py::test_a[reentrant]", Facts(["api.forward-value"], "reentrant", "cpu", causes=BOOM), "fail", "boom"),
         Record("t.py::test_b[reentrant]", Facts(["api.same-gradients"], "reentrant", "cpu"), "pass")])
     judged = rejudge(results, [], breakages=load_breakages(path))
     assert [r.verdict for r in judged.records] == ["expected_deviation", "pass"]
