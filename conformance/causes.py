@@ -108,14 +108,19 @@ def causes_of(exc: BaseException | None) -> tuple[Cause, ...]:
 class Pattern:
     """What a declared failure looks like: an exception (its type or a base's name, a regular expression its
     message contains) or a difference (its observable, a regular expression its detail contains). A field
-    left out matches anything; a pattern names at least one."""
+    left out matches anything; a pattern names at least one. ``"any"`` (:attr:`anything`) matches every failure: for
+    a row whose one root cause breaks its tests in every way (its caller's inputs rewritten), declared as a breakage
+    whose reason says so."""
 
     exception: str | None = None
     message: str | None = None
     observable: str | None = None
     detail: str | None = None
+    anything: bool = False
 
     def __post_init__(self):
+        if self.anything:
+            return
         if not any((self.exception, self.message, self.observable, self.detail)):
             raise ValueError("a cause names an exception, a message, an observable or a detail")
         if (self.exception or self.message) and (self.observable or self.detail):
@@ -129,18 +134,24 @@ class Pattern:
         return "exception" if (self.exception or self.message) else "difference"
 
     def matches(self, cause: Cause) -> bool:
+        if self.anything:
+            return True
         if cause.kind != self.kind:
             return False
         name, text = (self.exception, self.message) if self.kind == "exception" else (self.observable, self.detail)
         return (name is None or name in (cause.name, *cause.bases)) and (text is None or re.search(text, cause.detail) is not None)
 
     def __str__(self) -> str:
+        if self.anything:
+            return "any failure"
         name, text = (self.exception, self.message) if self.kind == "exception" else (self.observable, self.detail)
         return f"{name or 'any ' + self.kind}" + (f" /{text}/" if text else "")
 
     @classmethod
     def parse(cls, entry) -> tuple["Pattern", ...]:
-        """A declaration's ``cause``: one table or a list of them."""
+        """A declaration's ``cause``: one table or a list of them, or ``"any"``."""
+        if entry == "any":
+            return (cls(anything=True),)
         entries = entry if isinstance(entry, list) else [entry]
         return tuple(cls(**e) for e in entries)
 

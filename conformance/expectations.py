@@ -94,6 +94,8 @@ def load_deviations(path: Path = EXPECTATIONS_PATH) -> list[Deviation]:
             raise ValueError(f"{where}: names no implementation")
         if not deviation.reason.strip():
             raise ValueError(f"{where}: has no reason")
+        if any(p.anything for p in deviation.cause):
+            raise ValueError(f"{where}: a deviation names the failure it expects; \"any\" is a row's breakage")
         deviations.append(deviation)
     return deviations
 

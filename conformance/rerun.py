@@ -7,7 +7,8 @@ by which ``--clause`` selects it (the oracle, whose programs mix features, charg
 exception (a recompute's CheckpointError) kept the test from reading its observable at all: it is charged to
 ``rng.same-gradients``, the clause of what the recompute's draws decide.
 
-Not run again: a test that passed or skipped, a failure whose causes are already the RNG's, a test marked
+Not run again: a test that passed or skipped, a failure whose causes are already the RNG's, a test of an
+implementation that says its draws cannot be fixed (``CONFORMANCE_FIXED_DRAWS = False``: the compiled rows), a test marked
 ``charges_its_draws`` (the oracle: it re-runs each program without its random ops itself, difference by
 difference), and a failure with an exception whose signature (conformance/causes.py) a re-run has already shown
 not to be the draws' (an implementation that raises one error everywhere is re-run once, not 2,000 times). A
@@ -40,7 +41,8 @@ def pytest_pyfunc_call(pyfuncitem):
     except (Exception, pytest.fail.Exception) as failure:
         causes = causes_of(failure)
         cause = root(causes)
-        if facts.read(pyfuncitem) is None or pyfuncitem.get_closest_marker(MARKER) or all(c.name == "rng" for c in causes):
+        if (facts.read(pyfuncitem) is None or pyfuncitem.get_closest_marker(MARKER) or all(c.name == "rng" for c in causes)
+                or not _draws_fixable(pyfuncitem.config)):
             raise
         if cause.signature in _NOT_THE_DRAWS or not _passes_with_fixed_draws(pyfuncitem):
             if cause.kind == "exception":
@@ -50,6 +52,14 @@ def pytest_pyfunc_call(pyfuncitem):
             facts.charge(pyfuncitem, [EXCEPTION_CLAUSE])
         raise Differs("rng", f"{cause.name} differ(s) only with the random draws (with each drawn from a fixed seed, "
                              f"the test passes): {cause.detail}") from failure
+
+
+def _draws_fixable(config) -> bool:
+    """Whether the implementation runs the same code with its draws fixed (its CONFORMANCE_FIXED_DRAWS, default yes:
+    a compiled row falls back to eager under the re-run's dispatch mode)."""
+    from conformance.plugin import implementation
+
+    return bool(getattr(implementation(config).module, "CONFORMANCE_FIXED_DRAWS", True))
 
 
 def _passes_with_fixed_draws(item) -> bool:

@@ -194,3 +194,15 @@ def test_a_declaration_is_not_stale_in_a_run_of_a_variant_its_row_does_not_claim
     unclaimed = Record("t::test[dict]", Facts(("api.forward-value",), "reentrant", "cpu",
                                               expected=Expected("unsupported", "mypkg does not claim reentrant")), "fail")
     assert stale_declarations(Results({"implementation": "mypkg"}, [unclaimed]), run_level(expectations)) == []
+
+
+def test_any_failure_is_a_rows_breakage_never_a_clauses_deviation(tmp_path):
+    from conformance.expectations import load_breakages
+
+    assert Pattern.parse("any")[0].matches(Cause("difference", "gradients", "x0 differs"))
+    path = tmp_path / "expectations.toml"
+    path.write_text('[[breakage]]\nimpl = "mypkg"\ncause = "any"\nreason = "rewrites its inputs"\n')
+    assert [b.cause for b in load_breakages(path)] == [Pattern.parse("any")]
+    path.write_text('[[deviation]]\nimpl = "mypkg"\nclause = "api.forward-value"\ncause = "any"\nreason = "r"\n')
+    with pytest.raises(ValueError, match="breakage"):
+        load_deviations(path)
