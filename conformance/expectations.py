@@ -110,7 +110,7 @@ def expected_for(*, impl: str, capabilities: Capabilities, clause_ids, variant: 
     if not causes:  # planned, or passed: only the declarations that expect each test they cover to fail
         declared = [d for d in declared if not d.by_cause]
     if declared and (not causes or explains(declared, causes)):
-        return declared[0].expected
+        return _root_declaration(declared, causes).expected
     features = [f for cid in clause_ids if cid in clauses for f in clauses[cid].features]
     unclaimed = capabilities.unclaimed(variant=variant, device=device, features=features)
     if unclaimed:
@@ -268,9 +268,13 @@ def _jointly_expected(facts: Facts, *, nodeid: str, impl: str, torch_release: st
     declared = _covering(facts, nodeid=nodeid, impl=impl, torch_release=torch_release, expectations=expectations)
     if not declared or (causes and not explains(declared, causes)):
         return None
+    return _root_declaration(declared, causes).expected
+
+
+def _root_declaration(declared: list, causes):
+    """Of the declarations explaining a failure, the one that declares its root cause (its reason is the failure's)."""
     first = root(causes)
-    return next((d.expected for d in declared if first is None or any(p.matches(first) for p in d.cause)),
-                declared[0].expected)
+    return next((d for d in declared if first is None or any(p.matches(first) for p in d.cause)), declared[0])
 
 
 def mismatch(facts: Facts, *, nodeid: str, impl: str, torch_release: str, expectations: Expectations) -> str | None:
