@@ -33,8 +33,13 @@ def _names(value) -> tuple[str, ...]:
 
 
 def _cause(entry: dict, where: str) -> tuple[Pattern, ...]:
+    """A declaration's cause: what the failure it was written for looks like. Every declaration names one, so that
+    it cannot hide a failure it was not written for (docs/IMPLEMENTING.md)."""
+    if "cause" not in entry:
+        raise ValueError(f"{where}: names no cause: say what its failure looks like, cause = {{ exception = ..., "
+                         "message = ... } or { observable = ..., detail = ... } (the failure's message shows it)")
     try:
-        return Pattern.parse(entry["cause"]) if "cause" in entry else ()
+        return Pattern.parse(entry["cause"])
     except (TypeError, ValueError, re.error) as bad:
         raise ValueError(f"{where}: its cause is malformed: {bad}") from None
 
@@ -51,14 +56,14 @@ class Deviation:
     variant: str | None = None
     device: str | None = None
     test: tuple[str, ...] = ()  # node id substrings: any of them; () for every test
-    cause: tuple[Pattern, ...] = ()  # what the failure looks like; () only in entries written before causes
+    cause: tuple[Pattern, ...] = ()  # what the failure looks like (the loader requires one)
 
     @property
     def by_cause(self) -> bool:
         """Declared by its cause over a scope (no test ids): a test of the scope that passes is a pass, and the
         declaration goes stale when no test of a whole run fails with its cause. Otherwise each test it names is
-        expected to fail (a pass is a fixed deviation), as before causes."""
-        return bool(self.cause) and not self.test
+        expected to fail (a pass is a fixed deviation)."""
+        return not self.test
 
     @property
     def expected(self) -> Expected:
@@ -120,9 +125,7 @@ def expected_for(*, impl: str, capabilities: Capabilities, clause_ids, variant: 
 
 def explains(declarations, causes) -> bool:
     """Whether the declarations covering a failure explain it: each of its causes matches a cause one of them
-    declares. A declaration written before causes (none given) explains whatever fails under it."""
-    if any(not d.cause for d in declarations):
-        return True
+    declares."""
     return not unmatched(causes, [p for d in declarations for p in d.cause])
 
 

@@ -67,8 +67,9 @@ def test_a_declaration_explains_only_the_failure_its_cause_names(tmp_path):
     assert _judged(expectations, Cause("difference", "result", "values differ")) is None
     # every cause of one failure must be declared: a declared one does not carry an undeclared one
     assert _judged(expectations, Cause("exception", "TypeError", "dict outputs"), Cause("difference", "rng", "")) is None
-    # entries written before causes still explain whatever fails under them
-    assert _judged(_declared(tmp_path, None), Cause("difference", "result", "values differ")).kind == "deviation"
+    # a declaration that names no cause is rejected: it could hide any failure
+    with pytest.raises(ValueError, match="names no cause"):
+        _declared(tmp_path, None)
 
 
 def test_a_second_undeclared_bug_in_a_declared_clause_fails(tmp_path):
