@@ -7,7 +7,7 @@
 mutmut (pinned in tox.ini) does the work: it writes every mutant of a target as a trampoline, runs the test
 selection once to learn which tests reach which function, then runs each mutant in a fork of one warm process
 against only those tests, stopping at the first failure, with a timeout from those tests' clean durations.
-This driver only lays out each target's work folder (reports/mutation/<target>/), asks mutmut to generate the
+This driver only lays out each target's work folder (build/mutation/<target>/), asks mutmut to generate the
 mutants, picks a fixed-seed random sample of them (the whole set where it is smaller), keeps this shard's share,
 asks mutmut to run those, records their statuses in the target's ledger, and prints the figures of the whole sample
 from it: killed, survived, timeouts, and the kill rate with its 95% Wilson interval, over the sampled mutants that
@@ -45,7 +45,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WORK = ROOT / "reports" / "mutation"
+WORK = ROOT / "build" / "mutation"  # scratch (git-ignored), not under reports/: the report reads every JSON file there
 TRIAGE = ROOT / "benchmarks" / "mutation_triage.toml"
 LEDGERS = ROOT / "benchmarks" / "mutation_ledger"
 SUITE = ROOT / "conformance" / "suite"

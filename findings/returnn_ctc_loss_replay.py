@@ -17,8 +17,8 @@ Steps: pip install returnn==1.20261022.211313 (torch held), then
        python returnn_ctc_loss_replay.py                                (RETURNN: exits 1)
        python returnn_ctc_loss_replay.py --impl torch.utils.checkpoint  (torch, use_reentrant=False: exits 0)
 Expected: the gradient of ctc_loss(log_probs) w.r.t. log_probs, finite, equal to the un-checkpointed one.
-Actual (as recorded by checkpoint-conformance's run of returnn 1.20261022, torch 2.13.0, CPU, with this program;
-  this script itself not yet run on RETURNN): 2250 NaN elements in the gradient.
+Actual (this script, returnn 1.20261022, torch 2.13.0+cpu, Python 3.11, 2026-11-28): 2250 NaN elements of 2250 in
+  the gradient.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ Steps: pip install torchgpipe==0.0.7 (torch held), then
   kakaobrain/torchgpipe is archived; torch's fork of it (torch.distributed.pipeline.sync) has since been removed
   from torch, so this report documents the behaviour for its remaining users.
 Expected: out[1].sum().backward() gives x the gradient of cos's sum, -sin(x).
-Actual (as recorded by checkpoint-conformance's run of torchgpipe 0.0.7, torch 2.13.0, CPU; this script itself
-  not yet run on torchgpipe): IndexError: pop from an empty deque.
+Actual (this script, torchgpipe 0.0.7, torch 2.13.0+cpu, Python 3.11, 2026-11-28): IndexError: pop from an empty
+  deque.
 """
 
 from __future__ import annotations
