@@ -42,7 +42,7 @@ def pytest_pyfunc_call(pyfuncitem):
         causes = causes_of(failure)
         cause = root(causes)
         if (facts.read(pyfuncitem) is None or pyfuncitem.get_closest_marker(MARKER) or all(c.name == "rng" for c in causes)
-                or not _draws_fixable(pyfuncitem.config)):
+                or not _draws_fixable(pyfuncitem)):
             raise
         if cause.signature in _NOT_THE_DRAWS or not _passes_with_fixed_draws(pyfuncitem):
             if cause.kind == "exception":
@@ -54,12 +54,11 @@ def pytest_pyfunc_call(pyfuncitem):
                              f"the test passes): {cause.detail}") from failure
 
 
-def _draws_fixable(config) -> bool:
-    """Whether the implementation runs the same code with its draws fixed (its CONFORMANCE_FIXED_DRAWS, default yes:
-    a compiled row falls back to eager under the re-run's dispatch mode)."""
-    from conformance.plugin import implementation
-
-    return bool(getattr(implementation(config).module, "CONFORMANCE_FIXED_DRAWS", True))
+def _draws_fixable(item) -> bool:
+    """Whether the implementation the test checks runs the same code with its draws fixed (its module's
+    CONFORMANCE_FIXED_DRAWS, default yes: a compiled row falls back to eager under the re-run's dispatch mode)."""
+    implementation = getattr(item.funcargs.get("ckpt"), "impl", None)
+    return bool(getattr(getattr(implementation, "module", None), "CONFORMANCE_FIXED_DRAWS", True))
 
 
 def _passes_with_fixed_draws(item) -> bool:
