@@ -313,12 +313,17 @@ def rejudge(results: Results, deviations: list[Deviation], clauses: dict[str, Cl
 
 def stale_declarations(results: Results, breakages: list) -> list:
     """The breakages (and deviations declared by cause, :attr:`Deviation.by_cause`) that cover tests of this
-    run but explain none of them: the row no longer fails the way its declaration says. Judge only a whole
-    row's run (a run narrowed to some clauses may hold none of the row's failing tests)."""
+    run but explain none of them, not even one cause of a failure another declaration explains with it: the row
+    no longer fails the way its declaration says. Judge only a whole row's run (a run narrowed to some clauses
+    may hold none of the row's failing tests)."""
     ran = [r for r in results.records if r.status not in ("skip", "not_run")
            and not (r.expected and r.expected.kind == "unsupported")]  # a variant or feature it does not claim
     covering = [b for b in breakages if any(_covers(b, results.header, r) for r in ran)]
-    return [b for b in covering if not any(r.expected == b.expected for r in ran)]
+    return [b for b in covering if not any(r.expected == b.expected or _names_a_cause_of(b, results.header, r) for r in ran)]
+
+
+def _names_a_cause_of(declaration, header: dict, record) -> bool:
+    return _covers(declaration, header, record) and any(p.matches(c) for p in declaration.cause for c in record.facts.causes)
 
 
 def _covers(breakage, header: dict, record) -> bool:

@@ -170,9 +170,8 @@ def test_a_failed_steps_consequences_are_not_causes_of_their_own_but_later_state
     assert unmatched([earlier, raised, *consequences, later_state], patterns) == [earlier, later_state]
 
 
-def test_a_failure_is_explained_by_every_declaration_covering_it_together(tmp_path):
-    """A row's breakage names one cause and a clause's deviation another: a failure showing both is expected (the
-    root cause's declaration gives the reason); one showing a third cause is not."""
+def _a_breakage_and_a_deviation(tmp_path):
+    """mypkg's row breakage (a TypeError) and its deviation of api.forward-value (a lifetime), each naming one cause."""
     from conformance.expectations import load_breakages
 
     path = tmp_path / "expectations.toml"
@@ -180,10 +179,33 @@ def test_a_failure_is_explained_by_every_declaration_covering_it_together(tmp_pa
                     'reason = "saves every argument"\n\n'
                     '[[deviation]]\nimpl = "mypkg"\nclause = "api.forward-value"\ncause = { observable = "lifetimes" }\n'
                     'reason = "keeps its output alive"\n')
-    expectations = Expectations(tuple(load_deviations(path)), tuple(load_breakages(path)))
+    return Expectations(tuple(load_deviations(path)), tuple(load_breakages(path)))
+
+
+def test_a_failure_is_explained_by_every_declaration_covering_it_together(tmp_path):
+    """A row's breakage names one cause and a clause's deviation another: a failure showing both is expected (the
+    root cause's declaration gives the reason); one showing a third cause is not."""
+    expectations = _a_breakage_and_a_deviation(tmp_path)
     both = _judged(expectations, Cause("exception", "TypeError", "cannot save an int"), Cause("difference", "lifetimes", "out"))
     assert both.kind == "deviation" and "saves every argument" in both.reason
     assert _judged(expectations, Cause("exception", "TypeError", "cannot save"), Cause("difference", "rng", "")) is None
+
+
+def test_a_declaration_naming_one_cause_of_a_failure_explained_together_is_not_stale(tmp_path):
+    """A program's failure shows two causes, each declared by its own entry; the other entry's reason is the failure's
+    (its cause is the root): the entry naming the second cause still describes the row, it is not stale."""
+    from conformance.expectations import run_level, stale_declarations
+    from conformance.results import Record, Results
+
+    expectations = _a_breakage_and_a_deviation(tmp_path)
+    causes = (Cause("exception", "TypeError", "cannot save an int"), Cause("difference", "lifetimes", "out"))
+    both = Record("t::test[dict]", Facts(("api.forward-value",), "non_reentrant", "cpu", causes=causes,
+                                         expected=_judged(expectations, *causes)), "fail")
+    only_the_root = Record("t::test[dict]", Facts(("api.forward-value",), "non_reentrant", "cpu", causes=causes[:1],
+                                                  expected=_judged(expectations, *causes[:1])), "fail")
+    header = {"implementation": "mypkg", "torch": "2.13.0"}
+    assert stale_declarations(Results(header, [both]), run_level(expectations)) == []
+    assert stale_declarations(Results(header, [only_the_root]), run_level(expectations)) == list(expectations.deviations)
 
 
 def test_a_declaration_is_not_stale_in_a_run_of_a_variant_its_row_does_not_claim(tmp_path):
