@@ -19,6 +19,7 @@ Plain data: it imports nothing of the harness, nor pytest, nor torch.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -59,6 +60,21 @@ class Cause:
     @classmethod
     def from_json(cls, data) -> "Cause":
         return data if isinstance(data, Cause) else cls(**data)
+
+
+# What _masked puts in place of a varying part of a message (an address's 0x… reads #x…, its 0 masked as a number too).
+_MASKS = ("#x…", "'…'", "[…]", "#")
+_PATTERN_LIMIT = 120  # characters of a masked message a suggested pattern keeps (cut at a space)
+
+
+def _pattern_of(masked: str) -> str:
+    """A regular expression for a masked message's start, for a person to read: its text literal, each stretch of
+    masked parts (with the separators between them) any text."""
+    if len(masked) > _PATTERN_LIMIT:
+        masked = masked[:masked.rfind(" ", 0, _PATTERN_LIMIT)] if " " in masked[:_PATTERN_LIMIT] else masked[:_PATTERN_LIMIT]
+    parts = re.split("(" + "|".join(re.escape(m) for m in _MASKS) + ")", masked)
+    regex = "".join(".*" if p in _MASKS else re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", p) for p in parts)
+    return "^" + re.sub(r"\.\*(?:[:,;= ]*\.\*)+", ".*", regex)
 
 
 def _masked(text: str) -> str:
@@ -147,6 +163,25 @@ class Pattern:
         name, text = (self.exception, self.message) if self.kind == "exception" else (self.observable, self.detail)
         return f"{name or 'any ' + self.kind}" + (f" /{text}/" if text else "")
 
+    def to_toml(self) -> str:
+        """The pattern as a declaration writes it (an inline table, or "any")."""
+        if self.anything:
+            return '"any"'
+        fields = [(k, v) for k, v in (("exception", self.exception), ("message", self.message),
+                                      ("observable", self.observable), ("detail", self.detail)) if v is not None]
+        return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in fields) + " }"  # JSON strings are TOML basic strings
+
+    @classmethod
+    def describing(cls, cause: Cause) -> "Pattern":
+        """A pattern for declaring a cause that every failure of its signature matches: an exception's type (a
+        difference's observable) and, where its text says what failed, the start of its message with what varies
+        from test to test (numbers, quoted names, index lists, addresses) matched by any value."""
+        text = cause.detail if cause.kind == "exception" or cause.name in ("exception", "exception-type") else ""
+        regex = _pattern_of(_masked(text)) if text else None
+        if cause.kind == "exception":
+            return cls(exception=cause.name, message=regex)
+        return cls(observable=cause.name, detail=regex)
+
     @classmethod
     def parse(cls, entry) -> tuple["Pattern", ...]:
         """A declaration's ``cause``: one table or a list of them, or ``"any"``."""
@@ -193,3 +228,13 @@ def unmatched(causes, patterns) -> list[Cause]:
         return (c.step in raised and c.name in (*UNPRODUCED, "rng")) or later  # the draws it did not make
 
     return [c for c in causes if c not in matched and not consequence(c)]
+
+
+def describing(causes) -> list[Pattern]:
+    """Patterns that explain a failure: its root cause's, then the root's of what they leave unexplained (the
+    consequences of a declared exception are not causes of their own), until nothing is left."""
+    patterns, left = [], list(causes)
+    while left:
+        patterns.append(Pattern.describing(root(left)))
+        left = unmatched(left, patterns)
+    return patterns

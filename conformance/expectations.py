@@ -11,6 +11,7 @@ judge recorded results against an edited expectations file.
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from dataclasses import dataclass, replace
@@ -335,6 +336,19 @@ def run_level(expectations: "Expectations") -> list:
     """The declarations judged over a whole run (stale when none of the tests they cover fails as they say):
     breakages, and deviations declared by cause."""
     return [*expectations.breakages, *(d for d in expectations.deviations if d.by_cause)]
+
+
+def declaration_text(*, impl: str, clauses, variants, patterns) -> str:
+    """A [[deviation]] entry for one cause, as a maintainer pastes it into this file: its scope and its cause
+    filled in, its reason left to write (the loader rejects an empty one)."""
+    clauses, variants = list(dict.fromkeys(clauses)), set(variants)
+    causes = [p.to_toml() for p in dict.fromkeys(patterns)]
+    lines = ["[[deviation]]", f"impl = {json.dumps(impl)}",
+             f"clause = {json.dumps(clauses[0] if len(clauses) == 1 else clauses)}",
+             *([f"variant = {json.dumps(variants.pop())}"] if len(variants) == 1 else []),
+             "cause = " + (causes[0] if len(causes) == 1 else "[" + ",\n         ".join(causes) + "]"),
+             'reason = ""  # why it deviates (what the package does, and where): the loader rejects an empty reason']
+    return "\n".join(lines)
 
 
 def _impl(header: dict) -> str:

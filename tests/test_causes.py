@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conformance.capabilities import Capabilities
 from conformance.causes import Cause, Differs, Pattern, causes_of, root
@@ -139,6 +141,52 @@ def test_the_implementation_page_groups_one_bug_as_one_cause():
     assert [(len(g.records), list(g.areas)) for g in groups] == [(2, ["rng"]), (1, ["api"])]
     page = render_site(matrix)["index-details/impl-mine.html"]
     assert page.index("one cause, 2 tests") < page.index('id="details"') < page.index('id="skips"')
+
+
+_VARYING = st.one_of(st.integers(0, 10**6).map(str), st.floats(0, 1e6, allow_nan=False).map(str),
+                     st.from_regex(r"'[a-z_.]{0,8}'", fullmatch=True), st.from_regex(r"\[[0-9, ]{0,8}\]", fullmatch=True),
+                     st.integers(0, 2**48).map(hex))
+
+
+@given(words=st.lists(st.from_regex(r"[A-Za-z:;(),!=<>*+.-]{1,10}", fullmatch=True), min_size=1, max_size=12),
+       first=st.lists(_VARYING, min_size=12, max_size=12), second=st.lists(_VARYING, min_size=12, max_size=12))
+def test_a_described_cause_matches_every_failure_of_its_signature(words, first, second):
+    """The pattern the report offers for a cause matches each failure the report groups with it (the same signature:
+    the same message but for its numbers, quoted names, index lists and addresses)."""
+    def message(values):
+        return " ".join(f"{w} {v}" for w, v in zip(words, values))
+    one, other = Cause("exception", "RuntimeError", message(first)), Cause("exception", "RuntimeError", message(second))
+    pattern = Pattern.describing(one)
+    assert pattern.matches(one)
+    assert pattern.matches(other) or one.signature != other.signature
+
+
+def test_the_report_offers_the_declaration_that_makes_a_causes_failures_expected(tmp_path):
+    """A cause group's suggested entry, its reason written, explains every failure of the group (consequences of its
+    exception included) and nothing of another cause."""
+    from conformance.report.model import build
+    from conformance.report.render import render_site
+    from conformance.results import Record, Results
+
+    def failed(nodeid, *causes):
+        return Record(nodeid, Facts(("api.forward-value",), "non_reentrant", "cpu", causes=causes), "fail", str(causes[0]))
+
+    raised = [Cause("difference", "exception", f"raises TypeError: iteration over a {n}-dim tensor; the plain run raises nothing", step=0)
+              for n in (0, 1)]
+    records = [failed("p.py::t[0]", raised[0], Cause("difference", "result", "result: None, the plain run gives a tuple", step=0),
+                      Cause("difference", "warnings", "warns ['a warning']; the plain run []", step=0)),
+               failed("p.py::t[1]", raised[1], Cause("difference", "warnings", "warns ['a warning']; the plain run []", step=0))]
+    other = failed("p.py::t[2]", Cause("difference", "gradients", "x0: values differ", step=1))
+    matrix = build([("r.json", Results({"implementation": "mypkg", "torch": "2.13.0"}, [*records, other]))])
+    group = next(g for g in matrix.failures_by_cause("mypkg") if len(g.records) == 2)
+    entry = group.declaration("mypkg")
+    assert entry in render_site(matrix)["index-details/impl-mypkg.html"].replace("&#34;", '"').replace("&#39;", "'")
+    path = tmp_path / "expectations.toml"
+    path.write_text(entry.replace('reason = ""', 'reason = "traces with proxies"'))
+    expectations = Expectations(tuple(load_deviations(path)))
+    for record in records:
+        assert _judged(expectations, *record.facts.causes).kind == "deviation"
+    assert _judged(expectations, *other.facts.causes) is None
 
 
 def test_what_a_step_that_raised_did_not_produce_is_the_exceptions_consequence():

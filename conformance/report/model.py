@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from conformance.causes import root
+from conformance.causes import describing, root
+from conformance.expectations import declaration_text
 from conformance.registry import Clause, load_areas, load_clauses
 from conformance.results import Record, Results
 from conformance.vocabulary import DEVICES, EXPLAINED, SEVERITY, VARIANTS, VERDICTS, release_of, worst
@@ -106,6 +107,15 @@ class CauseGroup:
     @property
     def first(self) -> Record:
         return self.records[0]
+
+    def declaration(self, implementation: str) -> str | None:
+        """The expectations entry that would declare this cause for ``implementation`` (None: a failure without
+        causes, a crash or a timeout, is not declared by cause)."""
+        patterns = [p for record in self.records for p in describing(record.facts.causes)]
+        if not patterns:
+            return None
+        return declaration_text(impl=implementation, clauses=self.clauses, patterns=patterns,
+                                variants=[c.variant for c in self.columns])
 
 
 @dataclass
