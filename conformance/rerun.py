@@ -14,12 +14,17 @@ difference), and a failure with an exception whose signature (conformance/causes
 not to be the draws' (an implementation that raises one error everywhere is re-run once, not 2,000 times). A
 re-run in which no random op ran says nothing of draws: the failure keeps its cause. Distributed ranks fix their draws
 too, each salted by its rank (equal data on every rank would hide a bug of the gradients' reduction). What fixed draws
-cannot tell apart (conformance/draws.py: two draws of one op from equal arguments) reads as the RNG's.
+cannot tell apart (conformance/draws.py: two draws of one op from equal arguments) reads as the RNG's. The re-run fills
+uninitialized memory, so that a read of memory nobody wrote cannot pass it by chance.
 """
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
+import torch
+import torch.utils.deterministic
 
 from conformance import draws, facts
 from conformance.causes import Differs, causes_of, root
@@ -64,8 +69,25 @@ def _draws_fixable(item) -> bool:
 def _passes_with_fixed_draws(item) -> bool:
     arguments = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
     try:
-        with draws.fixed() as fixed:
+        with draws.fixed() as fixed, uninitialized_memory_filled():
             item.obj(**arguments)
     except (Exception, pytest.fail.Exception, pytest.skip.Exception):
         return False
     return fixed.replaced > 0
+
+
+@contextlib.contextmanager
+def uninitialized_memory_filled():
+    """torch.empty's memory filled (NaN; an integer dtype's largest value) for the block, torch's deterministic mode
+    on (warning only, where an op has no deterministic kernel). A failure that reads memory nobody wrote (an early
+    stop that leaves a saved buffer unfilled) may pass a re-run by the allocator's chance: the freed block it reuses
+    held the very values the fixed draws wrote before. Filled, it fails the re-run as it failed the run."""
+    enabled, warn_only = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    fill = torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
+        torch.utils.deterministic.fill_uninitialized_memory = fill

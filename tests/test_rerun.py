@@ -68,3 +68,24 @@ def test_an_implementation_whose_draws_cannot_be_fixed_is_not_run_again(tmp_path
     monkeypatch.setenv("PYTHONPATH", f"{REPO}:{tmp_path}")
     causes, _ = _causes_and_clauses(tmp_path, "unfixable_draws")
     assert "rng" not in causes and causes
+
+
+def test_a_read_of_memory_nobody_wrote_fails_the_re_run_too():
+    """torch's early stop leaves rrelu's saved noise buffer unfilled (pytorch/pytorch#193671): its gradients read
+    torch.empty's memory. With the draws fixed, that memory may hold the very noise the plain run drew before, so the
+    re-run passed by chance and the failure read as the RNG's (2026-11-28, `tox -e report`); filled, it fails."""
+    from torch.utils.checkpoint import checkpoint
+
+    from conformance.rerun import uninitialized_memory_filled
+
+    def rrelu_last(t):
+        return F.rrelu(t, training=True) * 2.0
+
+    with draws.fixed(), uninitialized_memory_filled():
+        assert torch.empty(4).isnan().all() and torch.empty(2, dtype=torch.int64).eq(torch.iinfo(torch.int64).max).all()
+        x = torch.randn(8, 4, requires_grad=True)
+        checkpoint(rrelu_last, x, use_reentrant=False).sum().backward()
+        reference = x.detach().clone().requires_grad_()
+        rrelu_last(reference).sum().backward()
+        assert not torch.allclose(x.grad, reference.grad, equal_nan=False)
+    assert not torch.are_deterministic_algorithms_enabled()  # as it was before the block
