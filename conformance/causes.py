@@ -73,6 +73,7 @@ def _pattern_of(masked: str) -> str:
     if len(masked) > _PATTERN_LIMIT:
         masked = masked[:masked.rfind(" ", 0, _PATTERN_LIMIT)] if " " in masked[:_PATTERN_LIMIT] else masked[:_PATTERN_LIMIT]
     parts = re.split("(" + "|".join(re.escape(m) for m in _MASKS) + ")", masked)
+    # re.escape would escape spaces and punctuation too: only the metacharacters, so that a person can read it
     regex = "".join(".*" if p in _MASKS else re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", p) for p in parts)
     return "^" + re.sub(r"\.\*(?:[:,;= ]*\.\*)+", ".*", regex)
 
@@ -230,7 +231,7 @@ def unmatched(causes, patterns) -> list[Cause]:
     return [c for c in causes if c not in matched and not consequence(c)]
 
 
-def describing(causes) -> list[Pattern]:
+def patterns_explaining(causes) -> list[Pattern]:
     """Patterns that explain a failure: its root cause's, then the root's of what they leave unexplained (the
     consequences of a declared exception are not causes of their own), until nothing is left."""
     patterns, left = [], list(causes)

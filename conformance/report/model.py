@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from conformance.causes import describing, root
+from conformance.causes import patterns_explaining, root
 from conformance.expectations import declaration_text
 from conformance.registry import Clause, load_areas, load_clauses
 from conformance.results import Record, Results
@@ -111,7 +111,7 @@ class CauseGroup:
     def declaration(self, implementation: str) -> str | None:
         """The expectations entry that would declare this cause for ``implementation`` (None: a failure without
         causes, a crash or a timeout, is not declared by cause)."""
-        patterns = [p for record in self.records for p in describing(record.facts.causes)]
+        patterns = [p for record in self.records for p in patterns_explaining(record.facts.causes)]
         if not patterns:
             return None
         return declaration_text(impl=implementation, clauses=self.clauses, patterns=patterns,
