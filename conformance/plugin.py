@@ -51,8 +51,8 @@ def pytest_addoption(parser):
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads the --hypothesis-profile it was given
 def pytest_configure(config):
     config.addinivalue_line("markers", "clause(*ids): the specification clause(s) a conformance test checks")
-    config.addinivalue_line("markers", "slow: takes seconds, not milliseconds (multi-process): `python -m conformance run` "
-                            "gives it --slow-timeout")
+    config.addinivalue_line("markers", "slow: takes seconds, not milliseconds (multi-process, a whole model): "
+                            "`python -m conformance run` gives it --slow-timeout")
     hypothesis_profiles.register_profiles()
     if config.getoption("hypothesis_profile", None) is None:  # an explicit --hypothesis-profile wins
         hypothesis_profiles.load_default_profile()

@@ -56,8 +56,11 @@ for _family in model_families.FAMILIES:
 with contextlib.suppress(ImportError):
     import peft  # noqa: F401
 
-# transformers' and the models' own warnings (deprecations, config notes) are no part of what is checked.
-pytestmark = pytest.mark.filterwarnings("ignore")
+# transformers' and the models' own warnings (deprecations, config notes) are no part of what is checked. Each
+# test runs a whole model family, forward and backward, often twice: seconds at idle, and more for a compiled row,
+# which traces every block (thunder's T5 LoRA test: 82 s idle, over 180 s beside another job), so the runner
+# gives them its --slow-timeout.
+pytestmark = [pytest.mark.filterwarnings("ignore"), pytest.mark.slow]
 
 SEED = 0  # the global RNG's seed for every forward: dropout masks and router jitter are drawn from it
 
