@@ -142,6 +142,9 @@ def main(argv=None) -> int:
 
     try:
         results = [f for p in args.results for f in (sorted(p.rglob("*.json")) if p.is_dir() else [p])]
+        if not results:
+            raise ValueError(f"no results file (*.json) in {', '.join(map(str, args.results))}: nothing to report "
+                             f"(`python -m conformance run --out FOLDER` writes them)")
         path = write_report(results, args.output, baseline=args.baseline, title=args.title,
                             expectations=args.expectations, findings=args.findings)
     except (OSError, ValueError) as exc:

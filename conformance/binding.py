@@ -103,9 +103,6 @@ class Checkpointer:
     impl: Implementation
     variant: str  # "reentrant" | "non_reentrant"
 
-    def __repr__(self) -> str:  # hypothesis prints a failing example's arguments: one line, not the capabilities
-        return f"Checkpointer({self.impl.id}, {self.variant})"
-
     @property
     def use_reentrant(self) -> bool:
         return self.variant == "reentrant"

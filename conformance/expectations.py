@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import difflib
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +27,21 @@ from conformance.results import Results
 from conformance.vocabulary import release_of
 
 EXPECTATIONS_PATH = Path(__file__).with_name("expectations.toml")
+
+
+def _unknown(ids, known) -> list[str]:
+    """Each id that names no clause (an area's id names none), with the nearest clause id."""
+    return [f"{i!r} (did you mean {near[0]!r}?)" if (near := difflib.get_close_matches(i, known, n=1)) else repr(i)
+            for i in ids if i not in known]
+
+
+def _read(path) -> dict:
+    """The TOML file's data; a syntax error names the file (tomllib's message gives the line and column)."""
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
 
 
 def _names(value) -> tuple[str, ...]:
@@ -84,8 +100,7 @@ class Deviation:
 
 
 def load_deviations(path: Path = EXPECTATIONS_PATH) -> list[Deviation]:
-    with open(path, "rb") as f:
-        entries = tomllib.load(f).get("deviation", [])
+    entries = _read(path).get("deviation", [])
     known = load_clauses()
     deviations = []
     for entry in entries:
@@ -93,9 +108,9 @@ def load_deviations(path: Path = EXPECTATIONS_PATH) -> list[Deviation]:
         deviation = Deviation(**{**entry, "impl": tuple(canonical_id(i) for i in _names(entry.get("impl"))),
                                  "clause": _names(entry.get("clause")), "test": _names(entry.get("test")),
                                  "cause": _cause(entry, where)})
-        unknown = [c for c in deviation.clause if c not in known]
+        unknown = _unknown(deviation.clause, known)
         if unknown or not deviation.clause:
-            raise ValueError(f"{where}: names unknown clause(s) {unknown or '(none)'}")
+            raise ValueError(f"{where}: names unknown clause(s) {'; '.join(unknown) or '(none)'}")
         if not deviation.impl:
             raise ValueError(f"{where}: names no implementation")
         if not deviation.reason.strip():
@@ -169,14 +184,13 @@ class KnownUpstream:
 
 
 def load_known_upstream(path: Path = EXPECTATIONS_PATH) -> list[KnownUpstream]:
-    with open(path, "rb") as f:
-        entries = tomllib.load(f).get("known_upstream", [])
+    entries = _read(path).get("known_upstream", [])
     known = load_clauses()
     bugs = [KnownUpstream(**{**entry, "test": _names(entry.get("test")), "clauses": tuple(entry.get("clauses", ())),
                              "cause": _cause(entry, f"{path}: known upstream bug {entry.get('bug')}")}) for entry in entries]
     for bug in bugs:
-        if not set(bug.clauses) <= set(known):
-            raise ValueError(f"{path}: known upstream bug {bug.bug} names unknown clauses {bug.clauses}")
+        if unknown := _unknown(bug.clauses, known):
+            raise ValueError(f"{path}: known upstream bug {bug.bug} names unknown clause(s) {'; '.join(unknown)}")
     return bugs
 
 
@@ -207,8 +221,7 @@ def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
     """The declared breakages, the ones restricted to some clauses first (file order kept within each): a
     test covered by two takes the most specific, so a row-wide cause never swallows a failure that a
     cause of its own was declared for."""
-    with open(path, "rb") as f:
-        entries = tomllib.load(f).get("breakage", [])
+    entries = _read(path).get("breakage", [])
     breakages = [Breakage(**{**entry, "impl": tuple(canonical_id(i) for i in _names(entry["impl"])),
                              "clauses": tuple(entry.get("clauses", ())),
                              "cause": _cause(entry, f"{path}: breakage of {entry['impl']}")})
@@ -217,8 +230,8 @@ def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
     for breakage in breakages:
         if not breakage.reason.strip():
             raise ValueError(f"{path}: breakage of {breakage.impl} has no reason")
-        if not set(breakage.clauses) <= set(known):
-            raise ValueError(f"{path}: breakage of {breakage.impl} names unknown clauses {breakage.clauses}")
+        if unknown := _unknown(breakage.clauses, known):
+            raise ValueError(f"{path}: breakage of {breakage.impl} names unknown clause(s) {'; '.join(unknown)}")
     return sorted(breakages, key=lambda breakage: not breakage.clauses)
 
 

@@ -12,7 +12,7 @@ Plain data: it imports the registry and the vocabulary only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 
 from conformance.causes import Cause
 from conformance.registry import level_of
@@ -80,12 +80,10 @@ class Facts:
         """From a record's or a plan's JSON (keys of other things ignored; keys an older schema lacks defaulted)."""
         return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
-    def charged(self, clauses) -> "Facts":
-        """The same test with its failure charged to ``clauses``, held to their level."""
-        return replace(self, clauses=tuple(clauses), level=None)
-
-
-FIELDS = tuple(f.name for f in fields(Facts))
+    def charged(self, clauses, variant: str | None = None) -> "Facts":
+        """The same test with its failure charged to ``clauses``, held to their level (and to ``variant``, where the
+        regions of another variant than the test's differed: a nested checkpoint's)."""
+        return replace(self, clauses=tuple(clauses), level=None, variant=variant or self.variant)
 
 
 def clause_ids_of(node) -> list[str]:
@@ -112,11 +110,12 @@ def write(node, facts: Facts) -> None:
     node.user_properties[:] = [(k, v) for k, v in node.user_properties if k != KEY] + [(KEY, facts.to_json())]
 
 
-def charge(item, clauses) -> None:
-    """Charge the running test's failure to ``clauses`` (the check that failed), not to all it would have checked."""
+def charge(item, clauses, variant: str | None = None) -> None:
+    """Charge the running test's failure to ``clauses`` (the check that failed), not to all it would have checked,
+    and to ``variant`` where the regions of another variant than the test's failed it."""
     facts = read(item)
     if facts is not None:
-        write(item, facts.charged(clauses))
+        write(item, facts.charged(clauses, variant))
 
 
 def note(item, notes) -> None:

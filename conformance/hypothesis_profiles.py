@@ -62,9 +62,3 @@ def pytest_make_collect_report(collector):
         wanted = collector.config.getoption("hypothesis_profile", None) or DEFAULT_PROFILE
         if settings.get_current_profile_name() != wanted:
             settings.load_profile(wanted)
-
-
-def active_profile() -> str | None:
-    """The short name (ci, dev, thorough) of the conformance profile in force, or None for another."""
-    name = settings.get_current_profile_name()
-    return name.removeprefix(PREFIX) if name in PROFILES else None

@@ -31,6 +31,7 @@ from conformance import expectations, facts
 from conformance.binding import Implementation
 from conformance.causes import causes_of
 from conformance.facts import Facts
+from conformance.ids import suite_nodeid
 from conformance.recording import STRICT_XPASS
 from conformance.results import Record, Results
 from conformance.vocabulary import BINDING_LEVEL, VERDICTS, release_of, verdict
@@ -53,7 +54,7 @@ class Judge:
         die (the expectation of all its clauses: nothing is charged yet)."""
         if self.impl is None:
             self.impl, self.expectations = self._implementation(), self._load()
-        facts.write(item, self._judge(Facts(tuple(clause_ids), variant, device), item.nodeid, "pass"))
+        facts.write(item, self._judge(Facts(tuple(clause_ids), variant, device), _nodeid(item), "pass"))
 
     def _judge(self, test: Facts, nodeid: str, status: str) -> Facts:
         return expectations.judge(test, nodeid=nodeid, status=status, impl=self.impl.id,
@@ -72,13 +73,13 @@ class Judge:
             return report
         if report.failed:  # what the failure looks like: what a declaration must match to explain it
             test = replace(test, causes=causes_of(call.excinfo.value if call.excinfo else None))
-        judged = self._judge(test, item.nodeid, "fail" if report.failed else "pass")
+        judged = self._judge(test, _nodeid(item), "fail" if report.failed else "pass")
         facts.write(item, judged)  # the teardown's report carries them too
         facts.write(report, judged)
-        self.judged.append(Record(item.nodeid, judged, "fail" if report.failed else "pass"))
+        self.judged.append(Record(_nodeid(item), judged, "fail" if report.failed else "pass"))
         if report.failed:
             _fail(report, judged, strict_levels=self.config.getoption("strict_levels"),
-                  mismatch=expectations.mismatch(judged, nodeid=item.nodeid, impl=self.impl.id,
+                  mismatch=expectations.mismatch(judged, nodeid=_nodeid(item), impl=self.impl.id,
                                                  torch_release=release_of(torch.__version__),
                                                  expectations=self.expectations))
         elif judged.expected is not None:
@@ -105,6 +106,11 @@ class Judge:
             terminalreporter.line(f"stale declaration (no test it covers failed as it says; remove it from expectations.toml): "
                                   f"{'/'.join(breakage.impl)} {breakage.variant or ''}: {breakage.reason}",
                                   red=True)
+
+
+def _nodeid(item) -> str:
+    """The id the declarations match a test by: the checkout's, wherever the suite was collected from."""
+    return suite_nodeid(item.nodeid, item.path)
 
 
 def _reason(expected) -> str:
@@ -134,4 +140,3 @@ def _pass(report, expected) -> None:
         report.outcome, report.longrepr = "failed", f"{STRICT_XPASS} {_reason(expected)}"
     else:  # a capability not claimed, yet it works: pytest's XPASS
         report.wasxfail = _reason(expected)
-

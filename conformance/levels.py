@@ -6,7 +6,7 @@ it passes the run. A test is held to the strictest level among the clauses its f
 (the ``level`` of its facts, which the judge, conformance/judging.py, derives from the clauses the sweeps
 and the isolation hook narrow to the check that failed): below MUST, the judge keeps its failure out of
 pytest's exit status, and this module names it with a verdict of its own (vocabulary.py: "SHOULD unmet",
-"differs from torch"), in pytest's summary line and a section of the terminal summary.
+"differs from torch"), in pytest's summary line; conformance/failure_summary.py lists them apart.
 ``--strict-levels`` holds every clause to MUST: such failures then fail the run.
 
 Registered by conformance/plugin.py.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from conformance import facts
-from conformance.vocabulary import BINDING_LEVEL, NOT_BINDING, VERDICTS, verdict
+from conformance.vocabulary import BINDING_LEVEL, VERDICTS, verdict
 
 
 def _not_binding(report) -> str | None:
@@ -39,15 +39,3 @@ def pytest_report_teststatus(report, config):
         look = _look(level)
         return look.label, look.progress, look.label.upper()
     return None
-
-
-def pytest_terminal_summary(terminalreporter, config):
-    reports = [report for name in NOT_BINDING for report in terminalreporter.stats.get(VERDICTS[name].label, [])]
-    if not reports:
-        return
-    terminalreporter.section("not binding: SHOULD/MAY clauses unmet, differences from torch on OBSERVED clauses")
-    for report in reports:
-        look = _look(_not_binding(report))
-        crash = getattr(report.longrepr, "reprcrash", None)
-        message = (crash.message if crash else str(report.longrepr)).strip().splitlines()
-        terminalreporter.line(f"{look.label.upper()} {report.nodeid} - {message[0] if message else ''}"[:240])

@@ -23,11 +23,23 @@ def declare(add, *, matrix: bool = False) -> None:
     add("--variant", choices=(*VARIANTS, "both"), **repeatable("both"),
         help=f"which use_reentrant variant(s) to test{', each in its own run (repeatable)' if matrix else ''} "
         "(default: both)")
-    add("--device", choices=(*DEVICES, "all"), **repeatable("all"),
-        help=f"devices for device-parametrized tests{', each in its own run (repeatable)' if matrix else ''}; CUDA "
-        f"tests skip where CUDA is absent (default: {'cpu' if matrix else 'all'})")
+    add("--device", choices=(*DEVICES, "all"), **repeatable(None),
+        help=f"devices for device-parametrized tests{', each in its own run (repeatable)' if matrix else ''}; 'all' "
+        f"records CUDA's tests as skipped where CUDA is absent (default: {'cpu' if matrix else 'the devices present'})")
     add("--clause", action="append", default=[], metavar="ID",
         help="run only the tests of this clause id or area id (repeatable; `python -m conformance clauses` lists them)")
     add("--strict-levels", action="store_true", default=False,
         help="fail the run on failing tests of SHOULD, MAY and OBSERVED clauses too (by default only a MUST binds: "
         "those read 'SHOULD unmet' / 'differs from torch' and leave the exit status alone)")
+
+
+def devices(value: str | None) -> tuple[str, ...]:
+    """The devices a pytest run's --device names: one, every one ("all"), or by default those present (CUDA where
+    torch finds it): a CPU-only machine's run records no column of CUDA skips."""
+    if value == "all":
+        return DEVICES
+    if value is not None:
+        return (value,)
+    import torch
+
+    return tuple(d for d in DEVICES if d == "cpu" or torch.cuda.is_available())

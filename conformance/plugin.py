@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import hypothesis.configuration
 import pytest
 
 from conformance import (binding, facts, failure_summary, hypothesis_profiles, isolation, levels, modules_not_run, rerun,
@@ -25,12 +26,13 @@ from conformance.expectations import EXPECTATIONS_PATH, Expectations
 from conformance.facts import clause_ids_of, item_param
 from conformance.judging import Judge
 from conformance.recording import Recorder, environment
-from conformance.vocabulary import DEVICES, VARIANTS
+from conformance.ids import SUITE_DIR
+from conformance.vocabulary import OUTPUT_DIR, VARIANTS
 
-SUITE_DIR = Path(__file__).with_name("suite")
 IMPLEMENTATION = pytest.StashKey["binding.Implementation"]()
 UNTESTED = pytest.StashKey[list]()  # the clauses the run selected that got no test
 JUDGE = pytest.StashKey[Judge]()
+EXPECTATIONS = pytest.StashKey[Expectations]()
 HOOK_MODULES = (levels, isolation, releases, hypothesis_profiles, failure_summary, modules_not_run, rerun)  # registered by this plugin, and nowhere else
 
 
@@ -53,6 +55,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "clause(*ids): the specification clause(s) a conformance test checks")
     config.addinivalue_line("markers", "slow: takes seconds, not milliseconds (multi-process, a whole model): "
                             "`python -m conformance run` gives it --slow-timeout")
+    _one_output_folder(config)
     hypothesis_profiles.register_profiles()
     if config.getoption("hypothesis_profile", None) is None:  # an explicit --hypothesis-profile wins
         hypothesis_profiles.load_default_profile()
@@ -64,7 +67,8 @@ def pytest_configure(config):
     if unknown:
         raise pytest.UsageError(f"--clause: unknown clause or area id(s): {'; '.join(unknown)}")
     if config.getoption("impl") is not None:
-        implementation(config)  # fail fast on a bad --impl, before collection
+        implementation(config)  # fail fast on a bad --impl or expectations file, before collection
+        _expectations(config)
     for module in HOOK_MODULES:
         config.pluginmanager.register(module, f"conformance-{module.__name__.rsplit('.', 1)[-1]}")
     config.stash[JUDGE] = Judge(config, lambda: implementation(config), lambda: _expectations(config))
@@ -72,6 +76,18 @@ def pytest_configure(config):
     if config.getoption("results") and not hasattr(config, "workerinput"):  # xdist: controller only
         config.pluginmanager.register(Recorder(config, config.getoption("results"), header=lambda: header(config)),
                                       "conformance-recorder")
+
+
+def _one_output_folder(config) -> None:
+    """What the run writes goes into OUTPUT_DIR where pytest was invoked (README), wherever that is (a user's own
+    project, from an installed harness): hypothesis's home (its cache of constants, the dev profile's examples), and
+    pytest's cache unless -o names one. pytest has no public way to move its cache from a plugin:
+    this seeds the value its configuration lookup caches, before its cache provider (tryfirst too, registered
+    earlier, so called later) reads it."""
+    out = config.invocation_params.dir / OUTPUT_DIR
+    hypothesis.configuration.set_hypothesis_home_dir(out / ".hypothesis")
+    if not any("cache_dir" in o for o in config.getoption("override_ini") or ()):
+        config._inicache["cache_dir"] = str(out / ".pytest_cache")
 
 
 def implementation(config) -> binding.Implementation:
@@ -85,10 +101,13 @@ def implementation(config) -> binding.Implementation:
 
 
 def _expectations(config) -> Expectations:
-    try:
-        return Expectations.load(Path(config.getoption("expectations")))
-    except (OSError, ValueError, TypeError) as exc:
-        raise pytest.UsageError(f"--expectations: {exc}") from None
+    """The declarations the run is judged by (loaded once; a bad file becomes a one-line usage error)."""
+    if EXPECTATIONS not in config.stash:
+        try:
+            config.stash[EXPECTATIONS] = Expectations.load(Path(config.getoption("expectations")))
+        except (OSError, ValueError, TypeError) as exc:
+            raise pytest.UsageError(f"--expectations: {exc}") from None
+    return config.stash[EXPECTATIONS]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -140,7 +159,7 @@ def pytest_generate_tests(metafunc):
             pytest.fail(f"{metafunc.definition.nodeid}: clauses {ids} bind no common variant", pytrace=False)
         metafunc.parametrize("variant", bound)  # --variant deselects the others after collection
     if "device" in metafunc.fixturenames:
-        wanted = DEVICES if config.getoption("device") == "all" else (config.getoption("device"),)
+        wanted = options.devices(config.getoption("device"))
         metafunc.parametrize("device", [pytest.param(d, id=d, marks=_device_marks(d)) for d in wanted])
 
 
@@ -198,7 +217,7 @@ def pytest_report_header(config):
     if config.getoption("impl") is None and IMPLEMENTATION not in config.stash:
         return None
     impl = implementation(config)
-    return f"conformance: {impl.id} ({impl.module.__name__} {impl.version}; capabilities {impl.capabilities.source}), variant={config.getoption('variant')}, device={config.getoption('device')}"
+    return f"conformance: {impl.id} ({impl.module.__name__} {impl.version}; capabilities {impl.capabilities.source}), variant={config.getoption('variant')}, device={'/'.join(options.devices(config.getoption('device')))}"
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -10,7 +10,6 @@ the header's source.
 
 from __future__ import annotations
 
-import datetime
 import json
 import platform
 import sys
@@ -18,11 +17,12 @@ from pathlib import Path
 from typing import Callable
 
 import conformance
-from conformance import facts
-from conformance.results import Record, Results, write_results
+from conformance import facts, options
+from conformance.results import Record, Results, now, write_results
 
 MESSAGE_LIMIT = 4000
 STRICT_XPASS = "[XPASS(strict)]"  # pytest's longrepr for a strict xfail test that passed
+
 
 def message_of(report) -> str:
     """The message of one phase's report: the exception (no traceback), or a skip's reason."""
@@ -105,10 +105,9 @@ def environment(config) -> dict:
         "torch": torch.__version__,
         "cuda_available": torch.cuda.is_available(),
         "python": sys.version.split()[0],
-        "interpreter": sys.executable,  # what reruns a test in the environment that ran it (the report's commands)
         "platform": platform.platform(),
         "variant": config.getoption("variant"),
-        "device": config.getoption("device"),
+        "device": "all" if len(devices := options.devices(config.getoption("device"))) > 1 else devices[0],
         "harness": conformance.__version__,
         "hypothesis": {
             "version": hypothesis.__version__,
@@ -117,7 +116,3 @@ def environment(config) -> dict:
             "derandomize": current.derandomize,
         },
     }
-
-
-def now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

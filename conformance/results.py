@@ -33,6 +33,7 @@ after it, so that a supervisor can tell which test a crashed or hung process was
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import tempfile
@@ -41,6 +42,12 @@ from pathlib import Path
 
 from conformance.facts import Expected, Facts, KnownBug
 from conformance.vocabulary import STATUSES, verdict
+
+
+def now() -> str:
+    """A results header's time: UTC, to the second, ISO 8601."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
 
 __all__ = ["Expected", "Facts", "KnownBug", "Record", "Results", "SCHEMA", "read_results", "write_results"]
 

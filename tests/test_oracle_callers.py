@@ -9,7 +9,7 @@ import torch.utils.checkpoint as torch_checkpoint
 from conformance import oracle
 from conformance.oracle import observe
 from conformance.oracle.allowances import relaxing_clauses
-from conformance.oracle.program import HEALTHY_STEPS, Program, allowed_exit_orders
+from conformance.oracle.program import HEALTHY_STEPS, Nested, Program, allowed_exit_orders
 
 
 def _steps(program, api=observe.PLAIN):
@@ -101,3 +101,21 @@ def test_in_threads_raises_what_a_thread_raised():
 def test_a_tuple_entering_a_checkpointed_segment(functions, given, segments, enters):
     program = Program("reentrant", sequential=functions, sequential_input=given, segments=segments)
     assert program.hands_on_tuples and program.tuple_enters_a_segment is enters
+
+
+# ---------------------------------------------------------------- a failure charged to the variant that failed
+
+@pytest.mark.parametrize("outer", ["reentrant", "non_reentrant"])
+def test_a_difference_of_a_nested_region_is_charged_to_the_nested_regions_variant(outer):
+    """A bug of one variant shows in a program of the other that nests a region of it (issue 45): the failure is
+    charged to the nested region's variant, so the outer variant's column stays green; a difference the outer region
+    makes itself stays the outer variant's."""
+    from tests.mutants.rng import non_reentrant_forces_no_preserve as non_reentrant_bug  # non_reentrant only
+
+    inner = outer != "reentrant"  # the nested region's use_reentrant
+    nested = Program(outer, ops=("linear", Nested(inner, ("dropout",)), "tanh"))
+    found = oracle.violations(nested, non_reentrant_bug)
+    if outer == "reentrant":
+        assert found and {v.variant for v in found} == {"non_reentrant"}, found
+    else:  # the nested region is reentrant, which the mutant does not touch: the outer non_reentrant region's bug
+        assert found and {v.variant for v in found} == {None}, found

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from hypothesis import HealthCheck, find, settings
+from hypothesis import strategies as st
 
 from conformance import oracle
 from conformance.binding import load_implementation
@@ -37,3 +38,23 @@ def test_a_shrunk_reproducer_fails_on_the_mutant_and_passes_on_torch(tmp_path):
     assert on_mutant.returncode == 1, f"the script does not fail on the mutant:\n{on_mutant.stdout}{on_mutant.stderr}"
     assert "difference" in on_mutant.stdout
     assert on_torch.returncode == 0, f"the script fails on torch:\n{on_torch.stdout}{on_torch.stderr}"
+
+
+def test_a_reproducer_prints_every_difference_it_lists_values_and_gradients_first(tmp_path):
+    """A bug of the RNG replay shows in the gradients: the oracle charges it to the RNG, and the script still
+    prints the gradient difference (the observable it showed in), before the RNG stream's."""
+    mutant = "tests.mutants.rng.non_reentrant_forces_no_preserve"
+    module = load_implementation(mutant).module
+    program = find(programs("non_reentrant", Capabilities(features=frozenset({"preserve_rng_state"})), random=st.just(True)),
+                   lambda p: {"gradients", "rng"} <= {v.observed.observable for v in oracle.violations(p, module)},
+                   settings=settings(max_examples=200, derandomize=True, database=None, deadline=None,
+                                     suppress_health_check=list(HealthCheck)))
+    found = oracle.violations(program, module)
+    assert {v.difference.observable for v in found} == {"rng"}  # charged to the RNG, every one
+    script = tmp_path / "reproducer.py"
+    script.write_text(reproducer(program, mutant, [v.observed for v in found]))
+    printed = _run(script, mutant).stdout.splitlines()
+    kinds = [line.split(": ")[1] for line in printed if line.startswith("step ")]
+    assert "gradients" in kinds and "rng" in kinds, "\n".join(printed)
+    assert kinds.index("gradients") < kinds.index("rng"), "values and gradients come before the process state"
+    assert len(kinds) == len(found), f"the script prints {len(kinds)} of the {len(found)} differences it lists"

@@ -140,7 +140,7 @@ def test_warnings_compare_whatever_their_category():
 def test_the_reproducer_of_a_state_left_behind_needs_torch_and_the_implementation_only(tmp_path, autocast_cache_kept):
     program = Program("non_reentrant")
     script = tmp_path / "reproducer.py"
-    script.write_text(reproducer(program, MUTANT, [v.difference for v in oracle.violations(program, flips_autocast_cache)]))
+    script.write_text(reproducer(program, MUTANT, [v.observed for v in oracle.violations(program, flips_autocast_cache)]))
     on_mutant, on_torch = _run(script, MUTANT), _run(script, "torch.utils.checkpoint")
     assert on_mutant.returncode == 1 and "torch.is_autocast_cache_enabled" in on_mutant.stdout, on_mutant.stdout + on_mutant.stderr
     assert on_torch.returncode == 0, on_torch.stdout + on_torch.stderr

@@ -222,9 +222,11 @@ def test_cuda_tests_skip_with_a_reason_without_cuda(pytester, suite):
         @pytest.mark.clause("rng.device-states")
         def test_x(ckpt, device): pass
     """)
-    result = inner(pytester, "--impl=torch.utils.checkpoint", "--variant=reentrant", "-rs")
+    result = inner(pytester, "--impl=torch.utils.checkpoint", "--variant=reentrant", "--device=all", "-rs")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*CUDA is not available*"])
+    by_default = inner(pytester, "--impl=torch.utils.checkpoint", "--variant=reentrant")  # the devices present
+    by_default.assert_outcomes(passed=1)
 
 
 def test_one_implementation_has_one_id_whatever_spelling_selected_it(tmp_path):
@@ -320,16 +322,24 @@ def test_passes(ckpt):
 """
 
 
-def test_a_run_ends_with_its_failures_by_clause_and_writes_reproducers_into_the_output_folder(pytester, suite):
-    """Issue 34: one bug failing many tests reads as one entry per clause (level, tests, first message, a rerun
-    command); without --results a reproducer script goes into the output folder (reports/, git ignores it)."""
+def test_a_run_ends_with_its_failures_by_cause_and_writes_reproducers_into_the_output_folder(pytester, suite):
+    """Issue 45: one bug failing many tests reads as one cause (the clauses, areas and runs it reaches, its simplest
+    test and its message, a rerun command, the reproducer); without --results a reproducer script goes into the
+    output folder (reports/, git ignores it). With more than one test, each traceback is a line and pytest's list
+    of FAILED tests is left out."""
     write_module(suite, "test_failing", FAILING_TESTS)
     result = inner(pytester, "--impl=torch.utils.checkpoint", "--variant=reentrant")
     result.assert_outcomes(passed=1, failed=2)
-    summary = result.stdout.str().split("failures by clause")[1].splitlines()[1:4]
+    summary = result.stdout.str().split("failures by cause")[1].splitlines()[1:10]
     first = "suite/test_failing.py::test_first[reentrant]"
-    assert summary == ["api.forward-value (MUST): 2 test(s) failed",
-                       f"    first: {first}: AssertionError: the first value differs",
-                       f"    rerun: python -m pytest '{first}' --impl=torch.utils.checkpoint --variant=reentrant --device=cpu"]
+    assert summary[0].startswith("2 cause(s) of 2 failed test(s)")
+    assert summary[2:8] == ["✗ AssertionError: the first value differs: 1 test(s), fail",
+                            "    clauses: api.forward-value", "    areas: api · runs: reentrant · cpu",
+                            f"    simplest test: {first}", "      AssertionError: the first value differs",
+                            "    rerun: python -m pytest -p conformance.plugin --pyargs "
+                            "'conformance.suite.test_failing::test_first[reentrant]' --impl=torch.utils.checkpoint "
+                            "--variant=reentrant --device=cpu"]
+    assert summary[8] == f"    reproducer: python {OUTPUT_DIR}/reproducers/torch.utils.checkpoint/test_first_reentrant.py"
+    assert "short test summary" not in result.stdout.str() and "FAILED" not in result.stdout.str()
     script = pytester.path / OUTPUT_DIR / "reproducers" / "torch.utils.checkpoint" / "test_first_reentrant.py"
     assert script.read_text() == "print('standalone')\n"

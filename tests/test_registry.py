@@ -1,7 +1,9 @@
 """The clause registry is well formed, faithful to its sources, and every MUST clause is tested."""
 
+import hashlib
 import importlib
 import re
+import tomllib
 import subprocess
 from pathlib import Path
 
@@ -33,20 +35,24 @@ def normalized(text: str) -> str:
     return " ".join(text.split())
 
 
-def source_text(source: str) -> str:
+def source_text(source: str) -> str | None:
     """The text a clause's source holds: the installed torch's docstring of the object named, or the local copy of
-    the page at the address (the test skips, saying why, where there is none)."""
+    the page at the address (None where there is none: a clone)."""
     if source.startswith("docstring:"):
         _, requirement, dotted = source.split(":", 2)
         module_name, _, attr = dotted.rpartition(".")
         return importlib.import_module(module_name).__dict__[attr].__doc__ or ""
-    if source not in LOCAL_COPY_OF:
-        pytest.skip(f"{source}: no local copy of this page is known (LOCAL_COPY_OF), so its quote is not checked")
-    path = LOCAL_COPIES / LOCAL_COPY_OF[source]
-    if not path.exists():
-        pytest.skip(f"{source}: its quote is checked against a local copy of the page, {path}, which is absent "
-                    "(it lies beside a checkout in the project's own workspace, never in a clone)")
-    return path.read_text(encoding="utf-8")
+    path = LOCAL_COPIES / LOCAL_COPY_OF.get(source, "-")
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+# The quotes of public pages as checked against a copy of their page: the digest of each one's normalized text, so that
+# a clone, which has no copy, still tells a quote edited since it was checked.
+QUOTE_DIGESTS = REPO / "tests" / "quote_digests.toml"
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(normalized(text).encode()).hexdigest()
 
 
 def test_clause_ids_are_stable_slugs_within_their_area():
@@ -72,8 +78,23 @@ def test_clause_source_is_something_a_user_can_open(clause):
 
 @pytest.mark.parametrize("clause", [c for c in CLAUSES.values() if c.text_kind == "quote"], ids=lambda c: c.id)
 def test_quoted_clause_quotes_its_source_verbatim(clause):
-    assert normalized(clause.text) in normalized(source_text(clause.source)), (
-        f"{clause.id}: the quoted text is not in {clause.source}")
+    """In the source's text where it is at hand (a docstring always; a page where a copy lies beside the checkout),
+    and everywhere the very text that was checked against the page (its digest in tests/quote_digests.toml)."""
+    text = source_text(clause.source)
+    if text is not None:
+        assert normalized(clause.text) in normalized(text), f"{clause.id}: the quoted text is not in {clause.source}"
+    if not clause.source.startswith("docstring:"):
+        recorded = tomllib.loads(QUOTE_DIGESTS.read_text()).get(clause.id)
+        assert recorded == digest(clause.text), (
+            f"{clause.id}: its quote is not the text checked against {clause.source}" + (
+                f"; checked now: record {clause.id!r} = {digest(clause.text)!r} in {QUOTE_DIGESTS.name}" if text is not None
+                else " (check it against the page, then record its digest where a copy of the page is at hand)"))
+
+
+def test_every_recorded_quote_digest_is_a_clauses():
+    recorded = tomllib.loads(QUOTE_DIGESTS.read_text())
+    quoted = {c.id for c in CLAUSES.values() if c.text_kind == "quote" and not c.source.startswith("docstring:")}
+    assert set(recorded) == quoted, f"digests of no quoted clause: {set(recorded) - quoted}"
 
 
 @pytest.mark.parametrize("clause", [c for c in CLAUSES.values() if c.source.startswith("docstring:")],

@@ -167,7 +167,7 @@ def test_text_from_results_is_escaped_everywhere_and_every_page_is_self_containe
         assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4",
                                   "p", "section", "div", "span", "details", "summary", "em", "ul", "li", "dl", "dt", "dd",
                                   "table", "thead", "tbody", "tr", "th", "td", "code", "small", "blockquote", "a", "pre",
-                                  "article"}
+                                  "article", "main"}
         assert "script" not in page.tags and "b" not in page.tags and "link" not in page.tags
         assert all(value is None or not value.startswith(("http:", "https:", "//")) for _, value in page.attrs)
         assert not any(name == "src" or name.startswith("on") for name, _ in page.attrs)

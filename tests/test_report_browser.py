@@ -216,6 +216,6 @@ def test_chromium_shows_24_runs_with_the_area_summary_on_the_index_and_a_repro_c
     # ... and one per cause, at the top of each implementation's page (Failures by cause)
     matrix = build([(f.name, read_results(f)) for f in sorted(many_runs_page.parent.glob("*.json"))])
     causes = sum(len(matrix.failures_by_cause(i)) for i in matrix.implementations)
-    assert implementations.text.count("Reproduce: python -m pytest 'conformance/suite/test_x.py::") == 24 * 3 + causes
+    assert implementations.text.count("Reproduce: python -m pytest -p conformance.plugin --pyargs 'conformance.suite.test_x::") == 24 * 3 + causes
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     chromium(many_runs_page, tmp_path, f"--screenshot={ARTIFACTS / 'report-24-runs-top.png'}", "--window-size=1400,1100")

@@ -41,8 +41,16 @@ def test_a_repro_command_is_one_shell_word_per_argument_whatever_the_node_id():
     nodeid = "conformance/suite/test_x.py::test_y[it's $(rm -rf /) `x`]"
     record = Record(nodeid, Facts(["api.a"], "non_reentrant", "cpu"), "fail")
     command = repro_command(record, "my impl")
-    assert shlex.split(command) == ["python", "-m", "pytest", nodeid, "--impl=my impl", "--variant=non_reentrant",
-                                    "--device=cpu"]
+    assert shlex.split(command) == ["python", "-m", "pytest", "-p", "conformance.plugin", "--pyargs",
+                                    "conformance.suite.test_x::test_y[it's $(rm -rf /) `x`]", "--impl=my impl",
+                                    "--variant=non_reentrant", "--device=cpu"]
+
+
+def test_a_repro_command_reruns_the_test_in_the_variant_it_ran_in_whatever_its_failure_is_charged_to():
+    """A reentrant test whose nested non-reentrant region failed is charged to non_reentrant (the oracle): its
+    rerun still selects the test, which --variant=non_reentrant would deselect."""
+    record = Record("conformance/suite/test_oracle.py::test_p[reentrant]", Facts(["api.a"], "non_reentrant", "cpu"), "fail")
+    assert "--variant=reentrant" in shlex.split(repro_command(record, "m"))
 
 
 def test_the_source_is_the_line_of_the_test_function(tmp_path):
@@ -66,4 +74,4 @@ def test_the_index_has_the_summary_linking_to_the_matrix_and_the_implementation_
     causes, details = implementation.split('id="details"')
     assert causes.count('class="command"') == 1 and details.count('class="command"') == 1  # the cause's, the test's
     assert "1 test: <code class=\"signature\">" in causes and implementation.index('id="causes"') < implementation.index('id="details"')
-    assert "python -m pytest &#39;conformance/suite/test_x.py::test_api_a[reentrant]&#39; --impl=impl" in implementation
+    assert "python -m pytest -p conformance.plugin --pyargs &#39;conformance.suite.test_x::test_api_a[reentrant]&#39; --impl=impl" in implementation

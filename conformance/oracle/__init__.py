@@ -21,8 +21,15 @@ from conformance.oracle.program import HEALTHY_STEPS, RANDOM_OPS, Nested, Progra
 
 @dataclass(frozen=True)
 class Violation:
-    difference: observe.Difference
+    observed: observe.Difference  # as the observer found it: what a reproducer script shows
     clause: str  # the clause it is charged to
+    drawn: bool = False  # it differs only while the region draws random numbers
+    variant: str | None = None  # the variant of the regions whose behaviour differed (None: the outer region's)
+
+    @property
+    def difference(self) -> observe.Difference:
+        """The difference as charged: the RNG's where it is the random draws' doing."""
+        return _drawn(self.observed) if self.drawn else self.observed
 
     @property
     def cause(self) -> Cause:
@@ -32,7 +39,16 @@ class Violation:
 
 def violations(program: Program, implementation) -> list[Violation]:
     """The differences between the program run through the implementation and run plainly that no clause
-    allows, each charged to the clause it violates."""
+    allows, each charged to the clause it violates, and to the other variant where the difference is the doing of
+    the checkpoints of that variant nested in the region (it vanishes with them made of the outer variant)."""
+    found = _violations(program, implementation)
+    other = "non_reentrant" if program.reentrant else "reentrant"
+    if found and _nests(program, other) and not differences(_nested_in_its_own_variant(program), implementation):
+        return [replace(v, variant=other) for v in found]
+    return found
+
+
+def _violations(program: Program, implementation) -> list[Violation]:
     found = differences(program, implementation)
     debug = program.option.get("debug") is True or True in program.switch_values("debug")
     if found and debug and not program.reentrant and not differences(_without_debug(program), implementation):
@@ -43,8 +59,19 @@ def violations(program: Program, implementation) -> list[Violation]:
         # does (autograd inside, a grad mode, a backward kind): a failure of the rng clauses, whose cause is the RNG
         # and of those, what differs only after a fault is the state the fault left behind
         left_by_the_fault = bool(program.raises) and not differences(replace(program, armed=False), implementation)
-        return [Violation(_drawn(d), _rng_clause(d, program, left_by_the_fault)) for d in found]
+        return [Violation(d, _rng_clause(d, program, left_by_the_fault), drawn=True) for d in found]
     return [Violation(d, charged_clause(d, program)) for d in found]
+
+
+def _nests(program: Program, variant: str) -> bool:
+    return any(isinstance(op, Nested) and op.reentrant == (variant == "reentrant") for op in program.ops)
+
+
+def _nested_in_its_own_variant(program: Program) -> Program:
+    """The same program with every checkpoint nested in its region of the outer region's variant: what still differs
+    is not the other variant's doing (run plainly instead, a nested region could hide what the outer one does)."""
+    return replace(program, ops=tuple(Nested(program.reentrant, op.ops) if isinstance(op, Nested) else op
+                                      for op in program.ops))
 
 
 def _without_random(program: Program) -> Program:

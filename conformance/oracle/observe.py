@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
+# vocabulary.CHECKPOINT_KEYWORDS again: reproducer scripts embed this module, which imports torch and the standard library only
 CHECKPOINT_OPTIONS = ("use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop")
 
 
@@ -711,6 +712,19 @@ OBSERVABLES = ("exception", "exception-type", "warnings", "result", "requires-gr
                "zero-gradient-for-none", "gradients",
                "objects", "rng", "state",
                "hooks", "hooks-rerun", "hooks-rerun-in-forward", "saved-tensor-hooks", "lifetimes", "reference-cycles")
+
+
+# How telling each observable is to a person reading a reproducer: the values and gradients the caller computes
+# first, then what else the caller's code sees, then the process state, hooks and lifetimes.
+TELLING = ("result", "gradients", "gradient-presence", "zero-gradient-for-none", "requires-grad", "aliasing",
+           "exception", "exception-type", "objects", "warnings", "rng", "state",
+           "hooks", "hooks-rerun", "hooks-rerun-in-forward", "saved-tensor-hooks", "lifetimes", "reference-cycles")
+assert sorted(TELLING) == sorted(OBSERVABLES)
+
+
+def most_telling_first(differences):
+    """The differences, values and gradients before process state, each kind in step order."""
+    return sorted(differences, key=lambda d: (TELLING.index(d.observable), d.step))
 
 
 def _precision(before):

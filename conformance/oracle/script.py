@@ -1,8 +1,11 @@
 """A falsifying program as a standalone Python script: torch, the implementation and nothing else.
 
 The script holds the observer (observe.py, verbatim), the program's source and the (step, observable)
-pairs that differed; run as ``python script.py [module]`` it runs the program through the module (by
-default the implementation that failed) and plainly, prints what differs and exits 1, or exits 0.
+pairs that differed, as the observer found them (a difference charged to the RNG keeps the observable it
+showed in: gradients, say); run as ``python script.py [module]`` it runs the program through the module (by
+default the implementation that failed) and plainly, prints every difference at those pairs, the most telling
+first (values and gradients before process state), and exits 1, or exits 0. Only those pairs: a difference
+a clause allows (torch shows it too) is not the implementation's bug.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ def _observer_source() -> str:
 
 
 def reproducer(program: Program, module: str, differences) -> str:
-    checked = sorted({(d.step, d.observable) for d in differences})
+    """The script for a program and the differences the observer found in it (Violation.observed)."""
+    differences = observe.most_telling_first(differences)
+    checked = list(dict.fromkeys((d.step, d.observable) for d in differences))
     found = "\n".join(f"#   {d}" for d in differences)
     return f'''"""Reproducer written by the conformance oracle: the program below behaves differently checkpointed by
 {module} than run without checkpointing. Needs torch and the implementation only.
@@ -48,7 +53,7 @@ def main(module_name):
     implementation = importlib.import_module(module_name)
     plain = observe(run, PLAIN)  # first, as the oracle runs them: global state the implementation leaves behind
     checkpointed = observe(run, implementation)  # must not be inherited by the plain run
-    differences = [d for d in compare(checkpointed, plain) if (d.step, d.observable) in CHECKED]
+    differences = most_telling_first(d for d in compare(checkpointed, plain) if (d.step, d.observable) in CHECKED)
     for d in differences:
         print(d)
     print(f"{{module_name}}: {{len(differences)}} difference(s) from the plain run")

@@ -189,10 +189,6 @@ class Matrix:
                  for m in run.header.get("modules_not_run", ())}
         return list(found.values())
 
-    def interpreter(self, column: Column) -> str | None:
-        """The Python that ran the column's tests (its results header), for the commands that rerun them."""
-        return next((run.header.get("interpreter") for run in self.runs if column in run.columns), None)
-
     def column_score(self, column: Column) -> Score:
         score = Score()
         for row in self.rows:

@@ -1,6 +1,6 @@
 """How to reproduce one finding: the shell command that reruns exactly that test against that
 implementation, and where the test's source is. Derived from the record's node id alone (the
-results schema needs no new field); commands are for a shell in the harness's checkout."""
+results schema needs no new field)."""
 
 from __future__ import annotations
 
@@ -10,20 +10,32 @@ from functools import cache
 from pathlib import Path
 
 from conformance.results import Record
+from conformance.vocabulary import VARIANTS
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
 
-def repro_command(record: Record, implementation: str, interpreter: str | None = None) -> str:
-    """``<python> -m pytest '<nodeid>' --impl=... --variant=... --device=...``, quoted for a POSIX shell. The
-    interpreter is the one that ran the test (its results header says which: a tox env's, say, which is not on
-    PATH), else ``python``."""
-    args = [interpreter or "python", "-m", "pytest", record.nodeid, f"--impl={implementation}"]
-    if record.variant:
-        args.append(f"--variant={record.variant}")
+def repro_command(record: Record, implementation: str) -> str:
+    """``python -m pytest -p conformance.plugin --pyargs 'conformance.suite.<module>::<test>' --impl=...
+    --variant=... --device=...``, quoted for a POSIX shell. It reruns the test wherever the harness is importable,
+    in its checkout or installed (the README's two ways to run it), and names no path of the machine that ran it
+    (a published report's commands must not). ``-p`` loads the plugin where no configuration does (a checkout's
+    pyproject.toml does too: pytest loads a plugin once)."""
+    path, _, test = record.nodeid.partition("::")
+    args = ["python", "-m", "pytest", "-p", "conformance.plugin", "--pyargs", f"conformance.suite.{Path(path).stem}::{test}",
+            f"--impl={implementation}"]
+    variant = variant_of(record.nodeid) or record.variant
+    if variant:
+        args.append(f"--variant={variant}")
     if record.device:
         args.append(f"--device={record.device}")
     return shlex.join(args)
+
+
+def variant_of(nodeid: str) -> str | None:
+    """The variant a test ran in, from its parameters (a record may be charged to another: a nested region's)."""
+    params = nodeid.rpartition("[")[2].rstrip("]").split("-") if nodeid.endswith("]") else []
+    return next((v for v in VARIANTS if v in params), None)
 
 
 def source_location(nodeid: str, root: Path = CHECKOUT) -> str:

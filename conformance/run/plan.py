@@ -15,7 +15,7 @@ from hypothesis import is_hypothesis_test
 
 from conformance import facts
 from conformance.plugin import header
-from conformance.recording import now
+from conformance.results import now
 from conformance.results import write_atomically
 
 

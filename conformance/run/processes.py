@@ -15,9 +15,9 @@ import signal
 import time
 from pathlib import Path
 
+from conformance.ids import SUITE_DIR
 from conformance.run.policy import Limits, RunSpec
 
-SUITE_DIR = Path(__file__).resolve().parents[1] / "suite"
 POLL_S = 0.05
 
 # What the run processes run (worker.serve); the supervisor's tests replace it with a scripted stand-in.

@@ -43,7 +43,7 @@ from typing import Callable
 
 from conformance import reproducers
 from conformance.expectations import EXPECTATIONS_PATH, Breakage, Expectations, run_level, stale_declarations
-from conformance.results import Record, write_results
+from conformance.results import Record, now, write_results
 from conformance.run.deaths import Attempt, record_death, tail
 from conformance.run.ledger import DEATHS, Ledger, test_file
 from conformance.run.policy import Limits, RunSpec
@@ -123,7 +123,7 @@ def supervise(spec: RunSpec, out_dir: Path, limits: Limits = Limits(), *, clause
     if stopped:  # as a run killed midway leaves them: not finished, no exit status
         results = ledger.results(UNFINISHED, finished=None, exit=None, supervisor=header)
     else:
-        results = ledger.results(finished=_now(), exit=attempts[-1].rc, supervisor=header)
+        results = ledger.results(finished=now(), exit=attempts[-1].rc, supervisor=header)
     write_results(path, results)
     counts: dict[str, int] = {}  # verdict -> tests
     for record in results.records:
@@ -346,9 +346,3 @@ def _take_plan(processes: RunProcesses, run: _Run) -> bool:
     run.record(lambda: run.ledger.plan(plan) or [])
     run.on_plan(len(run.ledger.planned))
     return True
-
-
-def _now() -> str:
-    import datetime
-
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from conformance import facts, oracle
 from conformance.causes import Differs
 from conformance.vocabulary import FEATURES
-from conformance.oracle import covering
+from conformance.oracle import covering, observe
 from conformance.oracle.script import reproducer as reproducer_script
 from conformance.oracle.program import FAULTS, INNER_AUTOGRAD_OPS
 from conformance.oracle.strategies import held_switches, inputs, ops, options, programs, sequential_programs
@@ -43,10 +43,11 @@ def check(ckpt, program, request, write_reproducer):
     if not found:
         return
     clauses = list(dict.fromkeys(v.clause for v in found))
-    facts.charge(request.node, clauses)
-    script = reproducer_script(program, ckpt.impl.module.__name__, [v.difference for v in found])
+    facts.charge(request.node, clauses, found[0].variant or ckpt.variant)  # each example charges afresh
+    script = reproducer_script(program, ckpt.impl.module.__name__, [v.observed for v in found])
     where = _shown(write_reproducer(script))
-    lines = [f"{v.clause}: {v.difference}" for v in found[:8]]
+    telling = observe.most_telling_first(v.observed for v in found)
+    lines = [f"{v.clause}: {v.difference}" for v in sorted(found, key=lambda v: telling.index(v.observed))[:8]]
     # The program's source is the note above (hypothesis prints it with the message, the shrunk one), the
     # script (observer and all: ~560 lines) only named.
     raise Differs.of(
