@@ -17,9 +17,12 @@ state in the recompute; DeepSpeed's copy lost that.
 Steps: DS_BUILD_OPS=0 pip install deepspeed==0.19.8 (torch held), then
        python deepspeed_autocast_not_replayed.py                                (DeepSpeed: exits 1)
        python deepspeed_autocast_not_replayed.py --impl torch.utils.checkpoint  (torch, use_reentrant=True: exits 0)
-Expected: the matmul inside the region runs in bfloat16 in the forward and in the recompute (torch.autocast around
-  the forward only, backward outside it).
-Actual (this script, deepspeed 0.19.8, torch 2.13.0+cpu, Python 3.11, 2026-11-28): bfloat16 in the forward, float32 in the recompute.
+Condition: the backward runs outside the autocast block the forward ran in (as a training loop does: autocast
+  around the forward and the loss, backward after it). A backward inside the same block recomputes under that very
+  autocast, and matches: the script runs both.
+Expected: the matmul inside the region runs in bfloat16 in the forward and in the recompute, either way.
+Actual (this script, deepspeed 0.19.8, torch 2.13.0+cpu, Python 3.11, 2026-11-28): backward outside the block,
+  bfloat16 in the forward and float32 in the recompute; backward inside it, bfloat16 both times.
 """
 
 from __future__ import annotations
@@ -60,13 +63,22 @@ def main() -> int:
         dtypes.append(y.dtype)
         return y.float()
 
-    x = torch.randn(4, 8, device=device, requires_grad=True)
-    with torch.autocast(device, dtype=torch.bfloat16):
-        out = checkpoint(region, x)
-    out.sum().backward()
+    def run(backward_inside: bool) -> list:
+        dtypes.clear()
+        x = torch.randn(4, 8, device=device, requires_grad=True)
+        with torch.autocast(device, dtype=torch.bfloat16):
+            out = checkpoint(region, x)
+            if backward_inside:
+                out.sum().backward()
+        if not backward_inside:
+            out.sum().backward()
+        return list(dtypes)
+
+    outside, inside = run(backward_inside=False), run(backward_inside=True)
     print("expected: the region's matmul in bfloat16 in the forward and in the recompute")
-    print(f"actual:   {' then '.join(str(dtype) for dtype in dtypes)}")
-    return 0 if dtypes == [torch.bfloat16, torch.bfloat16] else 1
+    print(f"backward inside the autocast block:                  {' then '.join(map(str, inside))}")
+    print(f"backward outside the autocast block (the condition): {' then '.join(map(str, outside))}")
+    return 0 if outside == [torch.bfloat16, torch.bfloat16] else 1
 
 
 if __name__ == "__main__":

@@ -20,10 +20,12 @@ Steps: pip install megatron-core==0.16.1 (torch held), then
   Megatron's checkpoint needs CUDA: on a machine without it the script stubs the two CUDA RNG helpers of
   megatron.core.tensor_parallel.random (_get_cuda_rng_state returns an empty tensor, _set_cuda_rng_state does
   nothing) and runs on CPU under CPU autocast; with CUDA nothing is stubbed and it runs on the GPU.
-Expected: the matmul inside the region runs in bfloat16 in the forward and in the recompute (torch.autocast around
-  the forward only, backward outside it).
-Actual (this script, megatron-core 0.16.1 with the CPU stub, torch 2.13.0+cpu, Python 3.11, 2026-11-28): bfloat16
-  in the forward, float32 in the recompute.
+Condition: the backward runs outside the autocast block the forward ran in (as a training loop does: autocast
+  around the forward and the loss, backward after it). A backward inside the same block recomputes under that very
+  autocast, and matches: the script runs both.
+Expected: the matmul inside the region runs in bfloat16 in the forward and in the recompute, either way.
+Actual (this script, megatron-core 0.16.1 with the CPU stub, torch 2.13.0+cpu, Python 3.11, 2026-11-28): backward outside the block,
+  bfloat16 in the forward and float32 in the recompute; backward inside it, bfloat16 both times.
 """
 
 from __future__ import annotations
@@ -67,13 +69,22 @@ def main() -> int:
         dtypes.append(y.dtype)
         return y.float()
 
-    x = torch.randn(4, 8, device=device, requires_grad=True)
-    with torch.autocast(device, dtype=torch.bfloat16):
-        out = checkpoint(region, x)
-    out.sum().backward()
+    def run(backward_inside: bool) -> list:
+        dtypes.clear()
+        x = torch.randn(4, 8, device=device, requires_grad=True)
+        with torch.autocast(device, dtype=torch.bfloat16):
+            out = checkpoint(region, x)
+            if backward_inside:
+                out.sum().backward()
+        if not backward_inside:
+            out.sum().backward()
+        return list(dtypes)
+
+    outside, inside = run(backward_inside=False), run(backward_inside=True)
     print("expected: the region's matmul in bfloat16 in the forward and in the recompute")
-    print(f"actual:   {' then '.join(str(dtype) for dtype in dtypes)}")
-    return 0 if dtypes == [torch.bfloat16, torch.bfloat16] else 1
+    print(f"backward inside the autocast block:                  {' then '.join(map(str, inside))}")
+    print(f"backward outside the autocast block (the condition): {' then '.join(map(str, outside))}")
+    return 0 if outside == [torch.bfloat16, torch.bfloat16] else 1
 
 
 if __name__ == "__main__":
