@@ -50,7 +50,7 @@ class _Spans:
 @pytest.fixture(scope="module")
 def spans():
     collector = _Spans()
-    args = ["--collect-only", "-q", "-p", "no:cacheprovider", "--impl=torch.utils.checkpoint", "conformance/suite"]
+    args = ["--collect-only", "-q", "-p", "no:cacheprovider", "--impl=torch.utils.checkpoint", "--device=all", "conformance/suite"]
     assert pytest.main(args, plugins=[collector]) == 0, "the conformance suite does not collect cleanly"
     return collector
 

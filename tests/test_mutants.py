@@ -47,7 +47,7 @@ class _FilesByClause:
 def files_by_clause():
     """Collected once, so each mutant run imports and collects only the files it needs."""
     collector = _FilesByClause()
-    args = ["--collect-only", "-q", "-p", "no:cacheprovider", "--impl=torch.utils.checkpoint", "conformance/suite"]
+    args = ["--collect-only", "-q", "-p", "no:cacheprovider", "--impl=torch.utils.checkpoint", "--device=all", "conformance/suite"]
     assert pytest.main(args, plugins=[collector]) == 0, "the conformance suite does not collect cleanly"
     return collector.files
 

@@ -251,6 +251,9 @@ class Program:
     # The program's hooks and the lifetimes of its tensors (issue 35, items 2 and 3):
     hooks: bool = False  # the caller hooks its modules, its first input, the output and the forward's saved tensors
     follow_intermediates: bool = False  # the region names its intermediates, whose lifetimes the record follows
+    # The caller's modules (and the region's Block) in eval mode while grad is on (issue 44): a frozen backbone under
+    # adapters, BatchNorm frozen for fine-tuning.
+    eval_mode: bool = False
 
     # ------------------------------------------------------------------------ facts the conditions read
     @property
@@ -298,6 +301,7 @@ class Program:
         lines += [f"    m{i} = torch.nn.Linear({WIDTH}, {WIDTH}, dtype={dtype})" for i in range(2)]
         lines += [f"    norm = torch.nn.LayerNorm({WIDTH}, dtype={dtype})", "    drop = torch.nn.Dropout(0.3)",
                   "    token = Token()"]
+        lines += ["    for module in (m0, m1, norm, drop):", "        module.eval()"] * self.eval_mode
         for i, inp in enumerate(self.inputs):
             rg = inp.requires_grad and inp.kind != "integral"
             lines.append(f"    x{i} = " + INPUT_KINDS[inp.kind].format(b=BATCH, w=WIDTH, dtype=dtype, rg=rg))
@@ -315,7 +319,7 @@ class Program:
         lines += _indent(self._region(), 1)
         if self.form != "function":
             held = ["m0=m0", "m1=m1", "norm=norm"] + ["drop=drop"] * ("dropout_module" in self.op_names)
-            lines.append(f"    block = Block(region, {', '.join(held)})")
+            lines.append(f"    block = Block(region, {', '.join(held)})" + ".eval()" * self.eval_mode)
             # a module returning a list or a dict warns at each call that its backward hooks cannot be called
             # (the recompute's call too): it gets none
             lines += _indent(self._hooked(["block"], full_backward=self.output not in NESTED_OUTPUTS), 1)

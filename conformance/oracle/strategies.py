@@ -92,7 +92,7 @@ def programs(draw, variant, claims, *, random=st.booleans(), backward=st.sampled
              forward_contexts=None, raises=st.sampled_from(["", "", "", "", "forward", "recompute", "backward-hook"]), arguments=None,
              dtypes=st.sampled_from(DTYPES), inside=st.just(()), checkpoint_options=None, hooks=SOMETIMES,
              follow_intermediates=SOMETIMES, again=st.booleans(), regions=st.just(1),
-             switches=st.just(((), ())), threads=st.just(False), output=None):
+             switches=st.just(((), ())), threads=st.just(False), output=None, eval_mode=None):
     """A region program: up to six ops (random ones when random draws True), some nested checkpoints, and the
     ops ``inside`` draws after them; over what the implementation claims (``claims``: its Capabilities)."""
     features = claims.features
@@ -128,6 +128,7 @@ def programs(draw, variant, claims, *, random=st.booleans(), backward=st.sampled
         open_keywords=draw(st.booleans()),
         hooks=draw(hooks),
         follow_intermediates=draw(follow_intermediates),
+        eval_mode=False if eval_mode is None else draw(eval_mode),  # None: no draw, so the other kinds' examples stay
         **_around_the_region(draw, again, regions, switches, threads),
     )
 

@@ -109,6 +109,10 @@ PROGRAMS = {
         variant, claims, threads=st.just(True), random=st.just(False), raises=st.just(""), forward_contexts=st.just(()),
         steps=st.just(()), backward=st.just("backward"), hooks=st.just(False), follow_intermediates=st.just(False),
         dtypes=st.sampled_from(("float64", "float32"))),
+    # modules in eval mode while grad is on (issue 44): a frozen backbone under adapters; in every form, so that a
+    # module (or its bound forward) is what checkpoint gets
+    "eval-mode": lambda variant, claims: programs(
+        variant, claims, eval_mode=st.just(True), raises=st.just(""), forward_contexts=st.just(()), steps=st.just(())),
     # the program's hooks (module, tensor, saved-tensor) and the lifetimes of its named intermediates (issue 35)
     "hooks-and-lifetimes": lambda variant, claims: programs(
         variant, claims, raises=st.just(""), hooks=st.just(True), follow_intermediates=st.just(True)),
@@ -208,6 +212,14 @@ def test_program_run_in_two_threads_at_once_behaves_as_without_checkpoint(ckpt, 
     """After the program's own backward, two threads each checkpoint the region on an input of their own and
     run its backward, at once."""
     check(ckpt, _draw(ckpt, data, "threads"), request, reproducer)
+
+
+@pytest.mark.clause(*SHARED)
+@given(data=st.data())
+def test_program_with_modules_in_eval_mode_behaves_as_without_checkpoint(ckpt, data, request, reproducer):
+    """The caller's modules and the region's own module in eval mode, grad on: the mode is the module's (dropout
+    off, running statistics used), not a grad mode, so the output and the gradients are the plain run's."""
+    check(ckpt, _draw(ckpt, data, "eval-mode"), request, reproducer)
 
 
 # ------------------------------------------------------------ the program's hooks and its tensors' lifetimes
