@@ -94,6 +94,15 @@ def signature(record: Record) -> str:
     return f"{record.status}: {first[0][:160] if first else record.verdict}"
 
 
+# Test modules whose tests run whole programs, models or databases: a cause's simplest test is another's.
+HEAVY = ("test_sweep_", "test_models", "test_properties", "test_oracle", "test_distributed")
+
+
+def simplest(records: list[Record]) -> Record:
+    """A hand-written test before a property, an oracle program, a sweep or a model; then the quickest."""
+    return min(records, key=lambda r: (any(h in r.nodeid for h in HEAVY), r.duration, len(r.nodeid)))
+
+
 @dataclass
 class CauseGroup:
     """The failures of one implementation that share a cause: the tests, and the clauses and areas they reach."""
@@ -105,8 +114,9 @@ class CauseGroup:
     columns: dict["Column", None] = field(default_factory=dict)
 
     @property
-    def first(self) -> Record:
-        return self.records[0]
+    def simplest(self) -> Record:
+        """The test that shows the cause most simply (the group's example)."""
+        return simplest(self.records)
 
     def declaration(self, implementation: str) -> str | None:
         """The expectations entry that would declare this cause for ``implementation`` (None: a failure without
