@@ -3,8 +3,8 @@
 A broken implementation fails many tests (the oracle's, the properties', the sweeps', the models'), in many
 clauses and areas, for one reason. As the report's "Failures by cause" does (conformance/report/model.py,
 ``signature``), this groups the run's unexpected failures by what they look like and prints each cause once:
-the clauses, areas and runs (variant · device) it reaches, its simplest test (a hand-written test before a
-property, the oracle, a sweep or a model; the quickest), that test's message, the command that reruns it and a
+the clauses, areas and runs (variant · device) it reaches, its simplest test (of its worst verdict, a hand-written test
+before a property, the oracle, a sweep or a model), that test's message, the command that reruns it and a
 standalone reproducer script where one of its tests wrote one. Failures that match a known upstream bug of torch
 (an implementation built on torch's checkpoint inherits them) and failures of clauses that do not bind (SHOULD,
 OBSERVED) are listed apart, a line each. A test counts for the clauses its failure is charged to

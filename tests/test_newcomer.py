@@ -30,6 +30,9 @@ REPO = Path(__file__).resolve().parents[1]
 IMPL = "tests.mutants.rng.non_reentrant_forces_no_preserve"
 ARTIFACTS = Path(os.environ.get("CONFORMANCE_ARTIFACTS", REPO / OUTPUT_DIR / "artifacts"))
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+# The flow runs the whole suite twice (pytest, then `run`): minutes, more than the per-test limit (pyproject.toml) allows the
+# module's first test, whose setup it is.
+pytestmark = pytest.mark.timeout(1800)
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
 
 
