@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import facts, reproducers
+from conformance import facts, registry, reproducers
 from conformance.binding import load_implementation  # loaded already: the run's own
 from conformance.ids import DEFAULT_IMPL
 from conformance.recording import message_of, status_of
@@ -54,26 +54,6 @@ def failed_records(reports) -> list[Record]:
     return records
 
 
-def signature(record: Record) -> str:
-    from conformance.report.model import signature  # the report's grouping, so both read alike
-
-    return signature(record)
-
-
-def by_cause(records: list[Record]) -> dict[str, list[Record]]:
-    """signature -> its records, most records first."""
-    groups: dict[str, list[Record]] = {}
-    for record in records:
-        groups.setdefault(signature(record), []).append(record)
-    return dict(sorted(groups.items(), key=lambda g: -len(g[1])))
-
-
-def simplest(records: list[Record]) -> Record:
-    from conformance.report.model import simplest  # the report's example of a cause, so both show the same test
-
-    return simplest(records)
-
-
 def message_line(record: Record) -> str:
     lines = [line.strip() for line in record.message.strip().splitlines() if line.strip()] or [""]
     charged = next((line for line in lines if any(line.startswith(f"{c}:") for c in record.clauses)), lines[0])
@@ -84,33 +64,42 @@ def _joined(values) -> str:
     return ", ".join(dict.fromkeys(values))
 
 
-def cause_lines(records: list[Record], rerun, reproducer) -> list[str]:
-    """The lines of one cause: what it reaches, its simplest test, how to rerun and reproduce it."""
-    first = simplest(records)
-    clauses = [c for r in records for c in r.clauses]
-    runs = _joined(f"{r.variant} · {r.device}" for r in records)
+def cause_lines(group, rerun, reproducer) -> list[str]:
+    """The lines of one cause (a report.model.CauseGroup): what it reaches, its simplest test, how to rerun and
+    reproduce it."""
+    first = group.simplest
     look = VERDICTS[first.verdict]
-    lines = [f"{look.symbol} {signature(first)}: {len({r.nodeid for r in records})} test(s), {look.label}",
-             f"    clauses: {_joined(clauses)}",
-             f"    areas: {_joined(c.split('.')[0] for c in clauses)} · runs: {runs}",
+    runs = _joined(f"{column.variant} · {column.device}" for column in group.columns)
+    lines = [f"{look.symbol} {group.signature}: {len({r.nodeid for r in group.records})} test(s), {look.label}",
+             f"    clauses: {_joined(group.clauses)}",
+             f"    areas: {_joined(group.areas)} · runs: {runs}",
              f"    simplest test: {first.nodeid}",
              f"      {message_line(first)}",
              f"    rerun: {rerun(first)}"]
-    script = next((r for r in records if r.reproducer), None)
+    script = next((r for r in group.records if r.reproducer), None)
     if script is not None:
         lines.append(f"    reproducer: python {reproducer(script)}")
     return lines
 
 
-def summary(records: list[Record], rerun, reproducer) -> list[str]:
+def by_cause(records: list[Record], implementation: str) -> list:
+    """The records' groups by cause, as the report's (report.model.cause_groups), most tests first."""
+    from conformance.report.model import Column, cause_groups  # jinja2's report: only when something failed
+
+    clauses = registry.load_clauses()
+    return cause_groups((r, Column(implementation, r.variant, r.device), c, clauses[c].area if c in clauses else "unregistered")
+                        for r in records for c in r.clauses)
+
+
+def summary(records: list[Record], implementation: str, rerun, reproducer) -> list[str]:
     """The closing summary of a run's failed records: its causes, then what it inherits, then what does not bind."""
     inherited = [r for r in records if r.upstream]
     binding = [r for r in records if not r.upstream and r.verdict not in NOT_BINDING]
     not_binding = [r for r in records if not r.upstream and r.verdict in NOT_BINDING]
-    causes = by_cause(binding)
+    causes = by_cause(binding, implementation)
     blocks = [[f"{len(causes)} cause(s) of {len({r.nodeid for r in binding})} failed test(s); each cause once, with "
                f"its simplest test:"]] if causes else []
-    blocks += [cause_lines(group, rerun, reproducer) for group in causes.values()]
+    blocks += [cause_lines(group, rerun, reproducer) for group in causes]
     if inherited:
         bugs: dict[str, list[Record]] = {}
         for record in inherited:
@@ -121,9 +110,9 @@ def summary(records: list[Record], rerun, reproducer) -> list[str]:
             for bug, group in bugs.items()])
     if not_binding:
         blocks.append(["not binding (SHOULD/MAY unmet, OBSERVED differences from torch; they do not fail the run):"] + [
-            "    " + textwrap.shorten(f"{VERDICTS[group[0].verdict].symbol} {cause}: {len(group)} test(s) "
-                                      f"({_joined(c for r in group for c in r.clauses)})", WIDTH, placeholder=" …")
-            for cause, group in by_cause(not_binding).items()])
+            "    " + textwrap.shorten(f"{VERDICTS[group.simplest.verdict].symbol} {group.signature}: {len(group.records)} "
+                                      f"test(s) ({_joined(group.clauses)})", WIDTH, placeholder=" …")
+            for group in by_cause(not_binding, implementation)])
     return [line for n, block in enumerate(blocks) for line in ([""] * bool(n) + block)]
 
 
@@ -131,16 +120,17 @@ def pytest_terminal_summary(terminalreporter, config):
     records = failed_records(report for reports in terminalreporter.stats.values() for report in reports)
     if not records:
         return
-    from conformance.report.repro import repro_command  # jinja2 and the report's model: only when something failed
+    from conformance.report.repro import repro_command
 
-    impl = config.getoption("impl") or DEFAULT_IMPL  # as the user named it
+    impl = config.getoption("impl") or DEFAULT_IMPL  # as the user named it (the rerun command's)
+    implementation = load_implementation(impl).id
     into = reproducers.folder(config.getoption("conformance_reproducers"), config.getoption("results"),
-                              load_implementation(impl).id, config.invocation_params.dir)
+                              implementation, config.invocation_params.dir)
 
     def reproducer(record: Record) -> str:
         script = into.parent / record.reproducer
         return str(script.relative_to(Path.cwd())) if script.is_relative_to(Path.cwd()) else str(script)
 
     terminalreporter.section("failures by cause")
-    for line in summary(records, lambda r: repro_command(r, impl), reproducer):
+    for line in summary(records, implementation, lambda r: repro_command(r, impl), reproducer):
         terminalreporter.line(line)

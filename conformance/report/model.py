@@ -129,6 +129,22 @@ class CauseGroup:
                                 variants=[c.variant for c in self.columns])
 
 
+def cause_groups(found) -> list[CauseGroup]:
+    """Failures grouped by cause, most tests first: ``found`` holds (record, column, clause id, area id) for each clause
+    a failure is charged to in each run (the report's failures by cause; pytest's closing summary, its own run's)."""
+    groups: dict[str, CauseGroup] = {}
+    seen = set()
+    for record, column, clause, area in found:
+        group = groups.setdefault(signature(record), CauseGroup(signature(record)))
+        if id(record) not in seen:
+            seen.add(id(record))
+            group.records.append(record)
+        group.clauses[clause] = None
+        group.areas[area] = None
+        group.columns[column] = None
+    return sorted(groups.values(), key=lambda g: -len(g.records))
+
+
 @dataclass
 class Row:
     clause: Clause
@@ -234,22 +250,9 @@ class Matrix:
 
     def failures_by_cause(self, implementation: str) -> list[CauseGroup]:
         """The implementation's actionable failures (ACTIONABLE), one group per cause, most tests first."""
-        groups: dict[str, CauseGroup] = {}
-        seen = set()
-        for area in self.areas:
-            for row in area.rows:
-                for column in (c for c in self.columns if c.implementation == implementation):
-                    for record in row.cells[column].records:
-                        if record.verdict not in ACTIONABLE:
-                            continue
-                        group = groups.setdefault(signature(record), CauseGroup(signature(record)))
-                        if (id(record), column) not in seen:
-                            seen.add((id(record), column))
-                            group.records.append(record)
-                        group.clauses[row.clause.id] = None
-                        group.areas[area.id] = None
-                        group.columns[column] = None
-        return sorted(groups.values(), key=lambda g: -len(g.records))
+        return cause_groups((record, column, row.clause.id, area.id) for area in self.areas for row in area.rows
+                            for column in self.columns if column.implementation == implementation
+                            for record in row.cells[column].records if record.verdict in ACTIONABLE)
 
     def skipped(self, implementation: str) -> list[tuple[str, list[Record]]]:
         """The implementation's skipped tests, by reason (the message), most first."""
