@@ -1,6 +1,6 @@
 """A falsifying program as a standalone Python script: torch, the implementation and nothing else.
 
-The script holds the observer (observe.py, verbatim), the program's source and the (step, observable)
+The script holds the observer (observe.py, verbatim; for a lifecycle program world.py too), the program's source and the (step, observable)
 pairs that differed, as the observer found them (a difference charged to the RNG keeps the observable it
 showed in: gradients, say); run as ``python script.py [module]`` it runs the program through the module (by
 default the implementation that failed) and plainly, prints every difference at those pairs, the most telling
@@ -12,18 +12,24 @@ from __future__ import annotations
 
 import inspect
 
-from conformance.oracle import observe
+from conformance.oracle import observe, world
 from conformance.oracle.program import Program
 
 
-def _observer_source() -> str:
-    """observe.py without its docstring and its __future__ import (the script has its own)."""
-    source = inspect.getsource(observe)
-    return source[source.index("import contextlib"):]
+def _module_source(module) -> str:
+    """A module's source from its first import on (no docstring, no __future__ import: the script has its own),
+    less its imports of the harness (the script holds what they name)."""
+    lines = inspect.getsource(module).splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")) and "__future__" not in line)
+    return "\n".join(line for line in lines[first:] if not line.startswith("from conformance"))
 
 
-def reproducer(program: Program, module: str, differences) -> str:
-    """The script for a program and the differences the observer found in it (Violation.observed)."""
+def reproducer(program: Program | str, module: str, differences, lifecycle: bool = False) -> str:
+    """The script for a program (or a lifecycle program's source) and the differences the observer found in it
+    (Violation.observed); a lifecycle program runs against world.PLAIN_TWIN, with world.py's names."""
+    source = program if isinstance(program, str) else program.source()
+    observer = _module_source(observe) + ("\n\n\n" + _module_source(world)) * lifecycle
+    plain = "PLAIN_TWIN" if lifecycle else "PLAIN"
     differences = observe.most_telling_first(differences)
     checked = list(dict.fromkeys((d.step, d.observable) for d in differences))
     found = "\n".join(f"#   {d}" for d in differences)
@@ -39,11 +45,11 @@ The differences found:
 
 from __future__ import annotations
 
-{_observer_source()}
+{observer}
 
 # ------------------------------------------------------------------------------------------ the program
 
-{program.source()}
+{source}
 CHECKED = {checked!r}  # the (step, observable) pairs that differed
 
 
@@ -51,7 +57,7 @@ def main(module_name):
     import importlib
 
     implementation = importlib.import_module(module_name)
-    plain = observe(run, PLAIN)  # first, as the oracle runs them: global state the implementation leaves behind
+    plain = observe(run, {plain})  # first, as the oracle runs them: global state the implementation leaves behind
     checkpointed = observe(run, implementation)  # must not be inherited by the plain run
     differences = most_telling_first(d for d in compare(checkpointed, plain) if (d.step, d.observable) in CHECKED)
     for d in differences:
