@@ -97,7 +97,8 @@ REFERENCE_BASED = ("tests.correct.reference_alias", "tests.correct.own_errors_an
 
 
 @pytest.mark.parametrize("impl", ["tests.correct.torch_alias", "tests.correct.own_reentrant", *REFERENCE_BASED,
-                                  "tests.correct.restores_python_generators"])
+                                  "tests.correct.restores_python_generators", "tests.correct.serializes_recomputes",
+                                  "tests.correct.restores_module_buffers"])
 def test_correct_implementations_without_declarations_pass_the_whole_suite(impl, tmp_path):
     """Their only failures are torch's real bugs (rrelu's gradient, eager CPU offload), inherited by those
     built on torch's non-reentrant checkpoint: each stays a failure, and its message names the upstream issue."""

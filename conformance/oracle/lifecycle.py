@@ -71,10 +71,12 @@ random.seed({seed})
 lin1, bn, lin2 = torch.nn.Linear({w}, {w}), torch.nn.BatchNorm1d({w}), torch.nn.Linear({w}, {w})
 drop = torch.nn.Dropout(0.25)
 scale = contextvars.ContextVar('scale', default=1.0)  # a setting the caller holds in a ContextVar
-meeting = Meeting()
+meeting, managers = Meeting(), Managers()
 events, packs = [], []  # what context_fn's forward managers and the caller's saved-tensor hooks log
 
 def stage(h):  # a model's stage; sin saves its argument, as a model's first op does
+    if checks_managers:  # the caller's context_fn logs: every run of the stage is inside one of its managers
+        managers.check(events, h)
     h = meeting(h.sin())
     h = torch.tanh(bn(lin1(h)) * scale.get()).exp()
     return lin2(drop(h)).as_subclass(torch.Tensor)  # a plain output, whatever the argument's class
@@ -88,6 +90,7 @@ def failing(h):
 
 block = Block(stage, lin1=lin1, bn=bn, lin2=lin2, drop=drop)
 waiting = {{}}  # the regions whose backward is still to come, by name
+checks_managers = {checks_managers}
 record.watch(block=block, events=events, packs=packs)
 record.go_on_after_errors()  # the caller catches what a step raises and goes on
 record('the caller builds its model', lambda: None)"""
@@ -108,11 +111,12 @@ class Lifecycle:
 
     variant: str
     seed: int = 0
+    context_fn: str = "none"  # the caller's (CONTEXT_FNS)
     acts: list = field(default_factory=list)
 
     def source(self) -> str:
         lines = ["def run(api, record):"] + ["    " + line for line in
-                                             PRELUDE.format(seed=self.seed, w=WIDTH).splitlines()]
+                                             PRELUDE.format(seed=self.seed, w=WIDTH, checks_managers=self.context_fn == "logged").splitlines()]
         for n, act in enumerate(self.acts, 1):
             lines += ["    " + line.replace("[#]", f"[{n}]") for line in act.lines]
         return "\n".join(lines) + "\n"
@@ -192,6 +196,7 @@ def lifecycle_machine(variant: str, claims, check):
             its context_fn (a caller keeps to one: a model's blocks are wrapped alike), and the first changes to its
             world."""
             self.program.seed, self.form, self.argument, self.context_fn = seed, form, argument, context_fn
+            self.program.context_fn = context_fn
             for change in changes:
                 self.change(change)
 
@@ -202,7 +207,7 @@ def lifecycle_machine(variant: str, claims, check):
 
         # ------------------------------------------------------------------------------- regions
         def _call(self, form, name, context_fn):
-            options = {"none": "", "logged": f", context_fn=logged_contexts(events, {name!r})",
+            options = {"none": "", "logged": f", context_fn=logged_contexts(events, {name!r}, managers)",
                        "selective": ", context_fn=functools.partial(api.create_selective_checkpoint_contexts, "
                                     "[torch.ops.aten.addmm.default, torch.ops.aten.mm.default])"}[context_fn]
             return f"api.checkpoint({FORMS[form]}, x_{name}, use_reentrant={reentrant}{options})"

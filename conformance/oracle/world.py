@@ -44,24 +44,62 @@ class Base2(torch.Tensor):
         return super().__torch_function__(func, types, args, kwargs or {})
 
 
+class Managers:
+    """How many of context_fn's managers the running thread is inside: the function, whenever it runs, must be inside
+    one (the docs: the forward runs under the first, "its recomputation" under the second: every recompute, a
+    retained graph's second included)."""
+
+    def __init__(self):
+        self.local = threading.local()
+
+    @property
+    def inside(self) -> int:
+        return getattr(self.local, "inside", 0)
+
+    def entered(self):
+        """A manager counting its holder as inside; it may be entered again after it is left (a recompute manager
+        serves every recompute of its call, the docs do not say that context_fn is called again for each)."""
+        return _Counted(self)
+
+    def check(self, log, tensor):
+        """The function's first line: log a run outside every manager."""
+        if not self.inside:
+            log.append("the function ran outside context_fn's managers")
+        return tensor
+
+
+class _Counted:
+    def __init__(self, managers):
+        self.managers = managers
+
+    def __enter__(self):
+        self.managers.local.inside = self.managers.inside + 1
+
+    def __exit__(self, *exc):
+        self.managers.local.inside -= 1
+        return False
+
+
 class _LoggedForward:
     """context_fn's forward manager, logging its entry and how it is left (the exception's type or None)."""
 
-    def __init__(self, log, label):
-        self.log, self.label = log, label
+    def __init__(self, log, label, managers):
+        self.log, self.label, self.entered = log, label, managers.entered()
 
     def __enter__(self):
         self.log.append(f"{self.label}: entered")
+        self.entered.__enter__()
 
     def __exit__(self, exc_type, exc, tb):
+        self.entered.__exit__(exc_type, exc, tb)
         self.log.append(f"{self.label}: left with {exc_type.__name__ if exc_type else None}")
         return False
 
 
-def logged_contexts(log, label):
-    """A context_fn: a forward manager that logs into ``log`` (the caller reads it at every step) and a recompute
-    manager that changes nothing."""
-    return lambda: (_LoggedForward(log, label), contextlib.nullcontext())
+def logged_contexts(log, label, managers):
+    """A context_fn: a forward manager that logs into ``log`` (the caller reads it at every step) how it is entered
+    and left, and a recompute manager; both counted in ``managers``."""
+    return lambda: (_LoggedForward(log, label, managers), managers.entered())
 
 
 def arguments_packed(arguments, log, label):

@@ -32,6 +32,28 @@ def test_forward_runs_under_first_recompute_under_second(ckpt):
     assert_same_gradients(x.grad, reference.grad, ["input gradient"])
 
 
+@pytest.mark.clause("contextfn.forward-and-recompute")
+def test_every_recompute_runs_under_the_second_manager(ckpt):
+    """Every recompute, not the first only: a retained graph's second backward recomputes the region again
+    (recompute.each-backward), under the second manager again, whether context_fn's managers are made once per call
+    or once per recompute (the scenario of torch's test_checkpointing_without_reentrant_with_context_fn)."""
+    log = []
+
+    def fn(x):
+        log.append(f"fn under {RecordingContext.active.name if RecordingContext.active else 'nothing'}")
+        return sin_exp(x)
+
+    x, reference = twin_leaves()
+    out = ckpt.checkpoint(fn, x, context_fn=lambda: (RecordingContext("first", log), RecordingContext("second", log)))
+    out.sum().backward(retain_graph=True)
+    out.sum().backward()
+    runs = [entry for entry in log if entry.startswith("fn")]
+    assert runs[1:] and set(runs[1:]) == {"fn under second"}, f"the recomputes of two backwards: {log}"
+    sin_exp(reference).sum().backward(retain_graph=True)
+    sin_exp(reference).sum().backward()
+    assert_same_gradients(x.grad, reference.grad, ["input gradient"])
+
+
 @pytest.mark.clause("contextfn.reentrant-rejects")
 def test_reentrant_rejects_context_fn(ckpt):
     def context_fn():

@@ -14,6 +14,8 @@ the un-checkpointed twin's. A failing sequence shrinks to the fewest actions, wr
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import note, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -28,7 +30,7 @@ from conformance.oracle.script import reproducer as reproducer_script
 ACTIONS = 10
 # Sequences per example of the run's hypothesis profile: a sequence is cheap (tens of milliseconds), and a bug
 # shows only in the right few of many actions.
-SEQUENCES = 6
+SEQUENCES = 12
 
 # What it checks in both variants (a difference is charged to the clause of what differed, non-reentrant ones
 # included: context_fn's managers, selective checkpointing, a frozen block's inputs without grad).
@@ -39,6 +41,8 @@ CLAUSES = ("api.forward-value", "api.same-gradients", "autocast.recompute-under-
 
 @pytest.mark.clause(*CLAUSES)
 def test_any_sequence_of_a_callers_actions_behaves_as_without_checkpoint(ckpt, request, reproducer):
+    scripts = {}  # a failure's message -> its reproducer script: written once hypothesis has said which it reports
+
     def check(program):
         note(f"program source:\n{program.source()}")
         found = lifecycle.differences(program, ckpt.impl.module)
@@ -46,14 +50,19 @@ def test_any_sequence_of_a_callers_actions_behaves_as_without_checkpoint(ckpt, r
             return
         facts.charge(request.node, list(dict.fromkeys(clause for _, clause in found)))
         observed = [d for d, _ in found]
-        script = reproducer_script(program.source(), ckpt.impl.module.__name__, observed, lifecycle=True)
         telling = observe.most_telling_first(observed)
         lines = [f"{clause}: {d}" for d, clause in sorted(found, key=lambda f: telling.index(f[0]))[:8]]
-        raise Differs.of(
-            f"the checkpointed lifecycle differs from the plain one ({len(found)} difference(s)):\n  " + "\n  ".join(lines)
-            + f"\n\nreproducer (a standalone script, torch and the implementation only): python {reproducer(script)}",
-            [Cause("difference", d.observable, d.detail, step=d.step) for d in observed])
+        message = (f"the checkpointed lifecycle differs from the plain one ({len(found)} difference(s)):\n  "
+                   + "\n  ".join(lines))
+        scripts[message] = reproducer_script(program.source(), ckpt.impl.module.__name__, observed, lifecycle=True)
+        raise Differs.of(message, [Cause("difference", d.observable, d.detail, step=d.step) for d in observed])
 
     machine = lifecycle.lifecycle_machine(ckpt.variant, ckpt.impl.capabilities, check)
     budget = settings(settings(), stateful_step_count=ACTIONS, max_examples=settings().max_examples * SEQUENCES)
-    run_state_machine_as_test(machine, settings=budget)
+    try:
+        run_state_machine_as_test(machine, settings=budget)
+    except Differs as failure:  # the sequence hypothesis reports (the shrunk one), not the last one it ran
+        where = reproducer(scripts[str(failure)])
+        where = where.relative_to(Path.cwd()) if where.is_relative_to(Path.cwd()) else where  # as a user types it
+        raise Differs.of(f"{failure}\n\nreproducer (a standalone script, torch and the implementation only): "
+                         f"python {where}", failure.causes) from None

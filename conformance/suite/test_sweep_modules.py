@@ -1,7 +1,8 @@
 """The module sweep: every ``nn`` module in torch's ModuleInfo database (``module_db``), a bounded
-number of its samples (fixtures/sweeps.py, ``--hypothesis-profile``), in training mode, called
-through checkpoint in each variant and compared with the un-checkpointed call of an equal module
-(built from the same seed) on the same sample from the same seed.
+number of its samples (fixtures/sweeps.py, ``--hypothesis-profile``), in training mode, and in eval mode where the
+database says the two modes differ (BatchNorm, InstanceNorm, the RNNs, the transformer layers), called through
+checkpoint in each variant and compared with the un-checkpointed call of an equal module (built from the same seed)
+on the same sample from the same seed.
 
 Checked: the forward value, the gradients of the inputs and of every parameter (api.*; dropout and
 RReLU modules also replay their draws: rng.*), and the module's buffers after forward and backward

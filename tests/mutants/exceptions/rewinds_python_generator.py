@@ -7,7 +7,7 @@ machine's draws (test_lifecycle.py); no generated program of the oracle draws th
 
 import random
 
-from tests.mutants._support.base import *
+from tests.mutants._support.base import *  # noqa: F403  (torch's whole surface; one name is broken below)
 from tests.mutants._support.base import checkpoint as _checkpoint
 from tests.mutants._support.call_wrappers import on_calls
 
