@@ -28,15 +28,14 @@ BATCH, WIDTH = 4, 4
 # run around it), or the module's bound forward.
 FORMS = {"function": "stage", "module": "block", "method": "block.forward"}
 # What the caller passes: its own leaf, a leaf that does not require grad (non-reentrant: the reentrant variant
-# documents no gradients then), a tensor subclass (world.Base2, which reroutes exp, and two of torch's test zoo,
-# torch.testing._internal.common_subclass.subclass_db, which compute as plain tensors do).
+# documents no gradients then), a tensor subclass (world.Base2, which reroutes exp, and NonWrapperTensor of torch's
+# test zoo, torch.testing._internal.common_subclass.subclass_db, which computes as plain tensors do).
 ARGUMENTS = {
     "leaf": "torch.randn({b}, {w}, requires_grad=True)",
     "leaf-without-grad": "torch.randn({b}, {w})",
     "rerouting-subclass": "torch.randn({b}, {w}).as_subclass(Base2).requires_grad_()",
     "non-wrapper-subclass": "NonWrapperTensor(torch.randn({b}, {w})).requires_grad_()",
 }
-ZOO_IMPORT = "from torch.testing._internal.common_subclass import NonWrapperTensor"
 # What the caller holds around a forward or a backward.
 AROUND = {
     "nothing": None,
