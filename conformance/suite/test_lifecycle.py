@@ -4,7 +4,7 @@ A hypothesis state machine (conformance/oracle/lifecycle.py) takes the actions a
 regions forwarded (as a function, a module or its bound forward; on a leaf, a leaf without grad, tensor
 subclasses; under autocast, anomaly detection, no_grad, inference_mode, the caller's saved-tensor hooks; with
 context_fn's managers or selective checkpointing) and kept for later; backwards of all, the oldest or the newest
-of them, retained, through torch.autograd.grad, in another thread, under autocast or no_grad; forwards in two
+of them, retained, through torch.autograd.grad, under autocast or no_grad; forwards in two
 threads that meet midway; the module's mode, freezing and a forward pre-hook changed, a ContextVar the function
 reads set, Python's and torch's generators drawn from, the garbage collector run, the API's switches held, left,
 and left by an exception; regions that raise. Its invariant: every observable at every step (observe.py: values,
