@@ -283,16 +283,13 @@ def lifecycle_machine(variant: str, claims, check):
               around=st.sampled_from(BACKWARD_AROUND))
         def backward(self, which, how, around):
             names = {"all": self.waiting, "oldest": self.waiting[:1], "newest": self.waiting[-1:]}[which]
-            if how == "backward-in-another-thread" and self.scaled:
-                how = "backward"  # a fresh thread reads the ContextVar's default, which the forward did not
             if how == "backward-retained" and self.selective & set(names):
                 how = "backward"  # torch 2.13 recomputes a selective region once (a second raises; the docs are silent)
             loss = " + ".join(f"loss_of(waiting[{n!r}])" for n in names)
             what = f"{how} of {', '.join(names)}"
             call = {"backward": f"({loss}).backward()",
                     "backward-retained": f"({loss}).backward(retain_graph=True)",
-                    "autograd.grad": f"torch.autograd.grad({loss}, record.leaves(), allow_unused=True)",
-                    "backward-in-another-thread": f"in_threads(lambda i: ({loss}).backward(), count=1)"}[how]
+                    "autograd.grad": f"torch.autograd.grad({loss}, record.leaves(), allow_unused=True)"}[how]
             line = f"record('[#] {what}', lambda: {call}, backward=True)"
             body = [f"with {AROUND[around]}:", "    " + line] if AROUND[around] else [line]
             clauses = {"autograd.grad": ["gradapi.non-reentrant-grad"],
