@@ -14,6 +14,7 @@ sequence of actions, which lifecycle_script() writes out as a standalone script.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
@@ -52,12 +53,15 @@ BACKWARD_AROUND = ("nothing", "autocast", "anomaly-detection", "no_grad")
 # matrix products (one store per checkpoint call: regions waiting together must not share it).
 CONTEXT_FNS = ("none", "logged", "selective")
 # What the caller changes in what the recompute reads (only while no region waits for its backward): the module's
-# mode, its parameters' requires_grad, a forward pre-hook on it, a ContextVar the function reads.
-CHANGES = ("mode", "freezing", "pre-hook", "scale")
+# mode, its parameters' requires_grad, a forward pre-hook on it, a ContextVar the function reads, its parameters
+# changed in place (an optimizer's step).
+CHANGES = ("mode", "freezing", "pre-hook", "scale", "step")
 # What else a caller does, at any time (the steps' results are compared: a draw's numbers, say).
 BETWEEN = {
     "a draw from torch's generator": "torch.rand(3)",
+    "a draw from the caller's own torch.Generator": "torch.rand(3, generator=gen)",
     "a draw from Python's generator": "random.random()",
+    **({"a draw from NumPy's generator": "numpy.random.rand()"} if importlib.util.find_spec("numpy") else {}),
     "gc.collect()": "gc.collect() and None",
     "block.zero_grad()": "block.zero_grad()",
 }
@@ -67,18 +71,25 @@ SWITCHES = {"early_stop": ("set_checkpoint_early_stop", (False, True)),
 PRELUDE = """\
 torch.manual_seed({seed})
 random.seed({seed})
+{numpy}gen = torch.Generator().manual_seed({seed})  # a generator of the caller's own (the docs restore only the default ones)
 lin1, bn, lin2 = torch.nn.Linear({w}, {w}), torch.nn.BatchNorm1d({w}), torch.nn.Linear({w}, {w})
 drop = torch.nn.Dropout(0.25)
 scale = contextvars.ContextVar('scale', default=1.0)  # a setting the caller holds in a ContextVar
 meeting, managers = Meeting(), Managers()
 events, packs = [], []  # what context_fn's forward managers and the caller's saved-tensor hooks log
+handles = []  # the caller's hooks on a parameter, the latest last
 
-def stage(h):  # a model's stage; sin saves its argument, as a model's first op does
+def first(h):  # a model's stage, in two functions (checkpoint_sequential's); sin saves its argument, as a first op does
     if checks_managers:  # the caller's context_fn logs: every run of the stage is inside one of its managers
         managers.check(events, h)
     h = meeting(h.sin())
-    h = torch.tanh(bn(lin1(h)) * scale.get()).exp()
+    return torch.tanh(bn(lin1(h)) * scale.get()).exp()
+
+def second(h):
     return lin2(drop(h)).as_subclass(torch.Tensor)  # a plain output, whatever the argument's class
+
+def stage(h):
+    return second(first(h))
 
 def steady(h):  # the stage without draws and BatchNorm: two threads running it at once race for neither
     return lin2(torch.tanh(lin1(meeting(h.sin())) * scale.get()))
@@ -90,7 +101,7 @@ def failing(h):
 block = Block(stage, lin1=lin1, bn=bn, lin2=lin2, drop=drop)
 waiting = {{}}  # the regions whose backward is still to come, by name
 checks_managers = {checks_managers}
-record.watch(block=block, events=events, packs=packs)
+record.watch(block=block, events=events, packs=packs, gen=gen)
 record.go_on_after_errors()  # the caller catches what a step raises and goes on
 record('the caller builds its model', lambda: None)"""
 
@@ -114,8 +125,10 @@ class Lifecycle:
     acts: list = field(default_factory=list)
 
     def source(self) -> str:
-        lines = ["def run(api, record):"] + ["    " + line for line in
-                                             PRELUDE.format(seed=self.seed, w=WIDTH, checks_managers=self.context_fn == "logged").splitlines()]
+        # NumPy imported before the first step where a draw needs it, so that every step of both runs reads its state
+        numpy = f"import numpy\nnumpy.random.seed({self.seed})\n" * any("numpy." in line for a in self.acts for line in a.lines)
+        prelude = PRELUDE.format(seed=self.seed, w=WIDTH, checks_managers=self.context_fn == "logged", numpy=numpy)
+        lines = ["def run(api, record):"] + ["    " + line for line in prelude.splitlines()]
         for n, act in enumerate(self.acts, 1):
             lines += ["    " + line.replace("[#]", f"[{n}]") for line in act.lines]
         return "\n".join(lines) + "\n"
@@ -134,6 +147,7 @@ CHARGES = {
     "warnings": "warnings.no-warnings-of-its-own",
     "lifetimes": "memory.intermediates-freed",
     "reference-cycles": "memory.freed-without-collector",
+    "hooks": "recompute.hooks-as-without-checkpoint",
 }
 
 
@@ -173,7 +187,8 @@ def lifecycle_machine(variant: str, claims, check):
     switches = sorted(s for s in SWITCHES if s in features and not reentrant)
     # (a backward in another thread is left out for now: in a long process it once differed where the same program
     # alone did not, a flake not yet explained; docs/MEASUREMENTS.md)
-    backwards = ("backward", "backward-retained") + ("autograd.grad",) * (not reentrant)
+    backwards = ("backward", "backward-retained") + ("autograd.grad", "double-backward") * (not reentrant)
+    backwards += ("grouped",) * ("graph_exec_group" in features and not reentrant)
 
     class CallerLifecycle(RuleBasedStateMachine):
         def __init__(self):
@@ -183,6 +198,7 @@ def lifecycle_machine(variant: str, claims, check):
             self.regions = 0
             self.form, self.argument, self.context_fn = "function", "leaf", "none"
             self.mode, self.frozen, self.hooked, self.scaled = "train", False, False, False
+            self.hooks = False  # the caller's hook on a parameter is registered
             self.held: list[str] = []  # the API's switches the caller holds, by variable name
             self.selective: set[str] = set()  # the regions under selective checkpointing
 
@@ -213,20 +229,25 @@ def lifecycle_machine(variant: str, claims, check):
                                     "[torch.ops.aten.addmm.default, torch.ops.aten.mm.default])"}[context_fn]
             return f"api.checkpoint({FORMS[form]}, x_{name}, use_reentrant={reentrant}{options})"
 
-        @rule(around=st.sampled_from(FORWARD_AROUND), packed=st.booleans(), times=st.sampled_from((1, 1, 2)))
-        def forward(self, around, packed, times):
+        @rule(around=st.sampled_from(FORWARD_AROUND), packed=st.booleans(), times=st.sampled_from((1, 1, 2)),
+              sequential=st.sampled_from((False, False, True)))
+        def forward(self, around, packed, times, sequential):
             """The stage checkpointed (once, or twice on two inputs: a shared layer), each output kept for a later
-            backward (none without a graph: under no_grad, or a frozen stage given no tensor that requires grad)."""
+            backward (none without a graph: under no_grad, or a frozen stage given no tensor that requires grad);
+            or, where the caller passes no context_fn, its two functions through checkpoint_sequential."""
             # without a graph checkpoint may just call the function (the docs are silent)
             context_fn = "none" if around in NO_GRAPH else self.context_fn
+            sequential = sequential and self.context_fn == "none" and "checkpoint_sequential" in features
             for _ in range(times):
-                self._forward(around, context_fn, packed)
+                self._forward(around, context_fn, packed, sequential)
 
-        def _forward(self, around, context_fn, packed):
+        def _forward(self, around, context_fn, packed, sequential):
             form, argument = self.form, self.argument
             self.regions += 1
             name = f"r{self.regions}"
-            call = f"record('[#] forward of {name}', lambda: {self._call(form, name, context_fn)})"
+            region = (f"api.checkpoint_sequential([first, second], 2, x_{name}, use_reentrant={reentrant})" if sequential
+                      else self._call(form, name, context_fn))
+            call = f"record('[#] forward of {name}', lambda: {region})"
             body = [f"waiting[{name!r}] = {call}"]
             # The caller's saved-tensor hooks around the forward, where the plain run's first op saves the argument
             # itself: a plain leaf that requires grad (checkpoint may keep one without grad all the same), not what
@@ -238,7 +259,7 @@ def lifecycle_machine(variant: str, claims, check):
                 body = [f"with {AROUND[around]}:"] + ["    " + line for line in body]
             clauses = {"autocast": ["autocast.recompute-under-forward-state"], "no_grad": ["callers.no-grad"],
                        "inference_mode": ["callers.inference-mode"]}.get(around, [])
-            clauses += ["sac.same-gradients"] * (context_fn == "selective")
+            clauses += ["sac.same-gradients"] * (context_fn == "selective") + ["sequential.same-results"] * sequential
             clauses += ["reqgrad.non-reentrant-gradients"] * (argument == "leaf-without-grad")
             self.act(f"x_{name} = " + ARGUMENTS[argument].format(b=BATCH, w=WIDTH),
                      "before = int(bn.num_batches_tracked)", *body, clauses=clauses + ["api.same-gradients"])
@@ -283,22 +304,47 @@ def lifecycle_machine(variant: str, claims, check):
               around=st.sampled_from(BACKWARD_AROUND))
         def backward(self, which, how, around):
             names = {"all": self.waiting, "oldest": self.waiting[:1], "newest": self.waiting[-1:]}[which]
-            if how == "backward-retained" and self.selective & set(names):
+            if how in ("backward-retained", "double-backward") and self.selective & set(names):
                 how = "backward"  # torch 2.13 recomputes a selective region once (a second raises; the docs are silent)
+            retained = how == "backward-retained" or how == "grouped" and not self.selective & set(names)
             loss = " + ".join(f"loss_of(waiting[{n!r}])" for n in names)
             what = f"{how} of {', '.join(names)}"
+            grad = "torch.autograd.grad({}, record.leaves(), allow_unused=True{})"
             call = {"backward": f"({loss}).backward()",
                     "backward-retained": f"({loss}).backward(retain_graph=True)",
-                    "autograd.grad": f"torch.autograd.grad({loss}, record.leaves(), allow_unused=True)"}[how]
+                    "autograd.grad": grad.format(loss, ""),
+                    # the gradients' squared norm, backward: second order through the recompute
+                    "double-backward": f"sum((g * g).sum() for g in {grad.format(loss, ', create_graph=True')} "
+                                       "if g is not None).backward()",
+                    # one GraphExecGroup (made, used, dropped) over each region's gradients in turn, the graphs
+                    # retained for later backwards (under later groups too)
+                    "grouped": f"with_group(api, [lambda n=n: {grad.format('loss_of(waiting[n])', f', retain_graph={retained}')}"
+                               f" for n in {names!r}])"}[how]
             line = f"record('[#] {what}', lambda: {call}, backward=True)"
             body = [f"with {AROUND[around]}:", "    " + line] if AROUND[around] else [line]
-            clauses = {"autograd.grad": ["gradapi.non-reentrant-grad"],
+            clauses = {"autograd.grad": ["gradapi.non-reentrant-grad"], "double-backward": ["retain.double-backward"],
+                       "grouped": ["groups.recompute-at-most-once"],
                        "backward-retained": ["retain.repeated-backward"]}.get(how, [])
             clauses += ["autocast.backward-state-ignored"] * (around == "autocast")
             clauses += ["gradmode.recompute-grad-enabled"] * (around == "no_grad")
             self.act(*body, clauses=clauses + ["api.same-gradients"])
-            if how != "backward-retained":
+            if not retained:
                 self.waiting = [n for n in self.waiting if n not in names]
+
+        # Non-reentrant: the reentrant variant runs a backward of its own per region, in which a parameter's
+        # gradient is accumulated, so the hook of a parameter that two waiting regions share fires once per region
+        # (the docs are silent).
+        @precondition(lambda self: not reentrant)
+        @rule()
+        def parameter_hook(self):
+            """A gradient hook on a parameter (it logs, and doubles the gradient) registered, or the latest removed,
+            at any time: it fires once in each backward that reaches the parameter, as without checkpoint."""
+            if self.hooks:
+                self.act("record('[#] the hook on lin2.weight removed', lambda: handles and handles.pop().remove())")
+            else:
+                self.act("record('[#] a hook on lin2.weight registered', lambda: handles.append(lin2.weight.register_hook("
+                         "lambda g: record.fired_hooks.append('grad:lin2.weight') or g * 2)))")
+            self.hooks = not self.hooks
 
         # ------------------------------------------------------- the caller's world, between regions
         @precondition(lambda self: self.quiet)
@@ -320,6 +366,9 @@ def lifecycle_machine(variant: str, claims, check):
                            ["hook = block.register_forward_pre_hook(lambda module, args: (args[0] * 2,))"]),
                          f"record('[#] the block\\'s forward pre-hook {'removed' if self.hooked else 'added'}', lambda: None)")
                 self.hooked = not self.hooked
+            elif what == "step":
+                self.act("record('[#] an optimizer step (the parameters changed in place)', "
+                         "lambda: [p.data.add_(0.01) for p in block.parameters()] and None)")
             else:  # a ContextVar the function reads, set by the caller for both the forward and the backward
                 self.scaled = not self.scaled
                 value = 3.0 if self.scaled else 1.0

@@ -29,6 +29,10 @@ class _PlainTwin(type(PLAIN)):
     def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
         return contextlib.nullcontext(), contextlib.nullcontext()
 
+    @staticmethod
+    def GraphExecGroup():  # the API's class: one recompute shared changes nothing where none is made
+        return contextlib.nullcontext()
+
 
 PLAIN_TWIN = _PlainTwin()
 
@@ -145,6 +149,12 @@ def raised_inside(manager):
             raise KeyError("the caller's block fails")
     except KeyError:
         pass
+
+
+def with_group(api, thunks):
+    """Each thunk's result, all under one GraphExecGroup, made here and dropped after (a later one is another)."""
+    with api.GraphExecGroup():
+        return [thunk() for thunk in thunks]
 
 
 def program(source: str):

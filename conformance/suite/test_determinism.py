@@ -5,6 +5,7 @@ docs' "due to a global variable"): the recompute then saves a tensor of another 
 """
 
 import pytest
+import torch
 
 from conformance.assertions import ANY_ERROR, assert_raises, assert_rejected, backward_of_sum
 from conformance.fixtures.functions import ChangesBetweenPasses, ChangesSaveCount
@@ -27,6 +28,37 @@ def after_change(ckpt, change, **kwargs):
 def test_metadata_change_raises_checkpoint_error(ckpt, change, options):
     loss = after_change(ckpt, change, **options_for(ckpt, options))
     with assert_raises(ckpt.CheckpointError, f"a CheckpointError for a recompute with a different {change}"):
+        loss.backward()
+
+
+class ChangesASavedIndexMaskOrComplex:
+    """The function saves a tensor of the kind named (an integer index, a bool mask, a complex intermediate), which
+    changes dtype or shape once `changed` is set; the output and every floating tensor saved stay as they were."""
+
+    KINDS = ("integer-index", "bool-mask", "complex")
+
+    def __init__(self, kind):
+        self.kind, self.changed = kind, False
+
+    def __call__(self, x):
+        if self.kind == "integer-index":  # index_select saves its index: int64, then int32
+            index = torch.arange(x.shape[0], dtype=torch.int32 if self.changed else torch.int64)
+            return x.index_select(0, index)
+        if self.kind == "bool-mask":  # masked_fill saves its mask: one per element, then one row broadcast
+            mask = (torch.arange(x.shape[1]) % 2 == 0).expand(x.shape[0] if not self.changed else 1, -1)
+            return x.masked_fill(mask, 0.0) * x
+        dtype = torch.complex128 if self.changed else torch.complex64  # abs saves its complex argument
+        return (x.to(dtype) * (1 + 1j)).abs().to(x.dtype)
+
+
+@pytest.mark.clause("determinism.default-detects")
+@pytest.mark.parametrize("kind", ChangesASavedIndexMaskOrComplex.KINDS)
+def test_metadata_change_of_a_saved_index_mask_or_complex_tensor_raises_checkpoint_error(ckpt, kind):
+    """The check compares every tensor the region saves, not only the floating ones gradients flow through."""
+    function = ChangesASavedIndexMaskOrComplex(kind)
+    loss = ckpt.checkpoint(function, leaf()).sum()
+    function.changed = True
+    with assert_raises(ckpt.CheckpointError, f"a CheckpointError for a recompute whose saved {kind} changed"):
         loss.backward()
 
 

@@ -1,5 +1,7 @@
 """GraphExecGroup (clauses groups.*): several backwards over disjoint parts of checkpointed regions."""
 
+import gc
+
 import pytest
 import torch
 
@@ -41,6 +43,23 @@ def test_group_recomputes_region_once(ckpt, backward):
     _, expected = gradients_in_two_backwards(ckpt, x_ref, y_ref, backward, checkpointed=False)
     assert_same_gradients(grads, expected, ["x gradient", "y gradient"])
     assert calls == 2, f"the region ran {calls} times for a forward and two backwards ({backward}) under one group, expected 2"
+
+
+@pytest.mark.clause("groups.recompute-at-most-once")
+def test_a_group_made_after_the_last_one_was_collected_recomputes_again(ckpt):
+    """The recompute is shared under one instance: a later one is another group, also where Python puts it at the
+    address of a collected one (torch's upstream scenario: a new group made after the old one was collected)."""
+    x, x_ref = twin_leaves()
+    fn = Counted(sin_exp)
+    out = ckpt.checkpoint(fn, x)
+    grads = []
+    for _ in range(2):
+        with ckpt.GraphExecGroup():
+            grads.append(torch.autograd.grad(out.sum(), x, retain_graph=True)[0])
+        gc.collect()
+    expected = torch.autograd.grad(sin_exp(x_ref).sum(), x_ref)[0]
+    assert_same_gradients(grads, [expected, expected], ["first group's x gradient", "second group's x gradient"])
+    assert fn.calls == 3, f"the region ran {fn.calls} times for a forward and a backward under each of two groups, expected 3"
 
 
 @pytest.mark.clause("groups.recompute-at-most-once")

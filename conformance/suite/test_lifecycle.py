@@ -1,13 +1,15 @@
 """The caller's lifecycle: any sequence of a caller's actions around checkpoint behaves as without checkpoint.
 
 A hypothesis state machine (conformance/oracle/lifecycle.py) takes the actions a caller takes, in any order:
-regions forwarded (as a function, a module or its bound forward; on a leaf, a leaf without grad, tensor
-subclasses; under autocast, anomaly detection, no_grad, inference_mode, the caller's saved-tensor hooks; with
-context_fn's managers or selective checkpointing) and kept for later; backwards of all, the oldest or the newest
-of them, retained, through torch.autograd.grad, under autocast or no_grad; forwards in two
-threads that meet midway; the module's mode, freezing and a forward pre-hook changed, a ContextVar the function
-reads set, Python's and torch's generators drawn from, the garbage collector run, the API's switches held, left,
-and left by an exception; regions that raise. Its invariant: every observable at every step (observe.py: values,
+regions forwarded (as a function, a module, its bound forward or through checkpoint_sequential; on a leaf, a leaf
+without grad, tensor subclasses; under autocast, anomaly detection, no_grad, inference_mode, the caller's
+saved-tensor hooks; with context_fn's managers or selective checkpointing) and kept for later; backwards of all,
+the oldest or the newest of them, retained, through torch.autograd.grad, second order, under a GraphExecGroup made
+for them, under autocast or no_grad; forwards in two threads that meet midway; the module's mode, freezing and a
+forward pre-hook changed, its parameters stepped in place, a ContextVar the function reads set, a parameter's
+gradient hook registered and removed, torch's, the caller's own, Python's and NumPy's generators drawn from, the
+garbage collector run, the API's switches held, left, and left by an exception; regions that raise. Its
+invariant: every observable at every step (observe.py: values,
 gradients, the caller's objects, BatchNorm's updates in the forward, the RNG streams and the process state) equals
 the un-checkpointed twin's. A failing sequence shrinks to the fewest actions, written out as a standalone script.
 """

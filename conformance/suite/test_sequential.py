@@ -196,3 +196,16 @@ def test_extra_positional_inputs_are_rejected(ckpt):
     model, x, extra = mlp(), leaf(seed=1), leaf(seed=2)
     with assert_raises(ANY_ERROR, "an error for a second positional input"):
         ckpt.checkpoint_sequential(model, 2, x, extra, use_reentrant=ckpt.use_reentrant)
+
+
+class _TakesAnything(nn.Module):
+    """A stage that runs on no argument too: only checkpoint_sequential's signature can refuse a call without input."""
+
+    def forward(self, *args):
+        return torch.ones(2, requires_grad=True) if not args else args[0]
+
+
+@pytest.mark.clause("sequential.single-input")
+def test_a_call_without_an_input_is_rejected(ckpt):
+    with assert_raises(ANY_ERROR, "an error for a call without an input"):
+        ckpt.checkpoint_sequential(nn.Sequential(_TakesAnything(), _TakesAnything()), 1, use_reentrant=ckpt.use_reentrant)

@@ -7,6 +7,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["api.same-gradients"]
 BREAKS = "tensors in dict outputs do not take part in autograd"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_checkpointing_without_reentrant_arbitrary_input_output"]
 
 
 def _detach(value):

@@ -11,6 +11,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["api.same-gradients"]
 BREAKS = "int64 and bool tensor arguments are made to require grad in the recompute, which raises"
+UPSTREAM_TESTS = ["test_autograd.py::TestSelectiveActivationCheckpoint::test_output_already_has_autograd_meta"]
 
 
 def _integral_made_differentiable(call, function, *args, **kwargs):

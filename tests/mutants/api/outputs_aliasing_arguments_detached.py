@@ -10,6 +10,10 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["api.same-gradients"]
 BREAKS = "an output that is an argument or a view of one is detached, so no gradient flows through it"
+UPSTREAM_TESTS = [
+    "test_utils.py::TestCheckpoint::test_checkpoint_non_tensor",
+    "test_autograd.py::TestSelectiveActivationCheckpoint::test_subclass_dispatching_sizes",
+]
 
 
 def checkpoint(function, *args, **kwargs):

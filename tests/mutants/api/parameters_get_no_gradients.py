@@ -9,6 +9,7 @@ from tests.mutants._support.base import CheckpointError  # noqa: F401
 
 TARGET_CLAUSES = ["api.same-gradients"]
 BREAKS = "reentrant: closed-over parameters and tensors used inside the region get no gradient"
+UPSTREAM_TESTS = ["test_utils.py::TestCheckpoint::test_checkpoint_module_list"]
 
 checkpoint = reentrant_beside_torch(Switches(accumulate_into_parameters=False))
 checkpoint_sequential = sequential_over(checkpoint)

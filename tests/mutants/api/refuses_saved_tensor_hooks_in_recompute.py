@@ -11,6 +11,7 @@ from tests.mutants._support.call_wrappers import on_calls, patched, recomputes_u
 
 TARGET_CLAUSES = ["api.same-gradients"]
 BREAKS = "saved-tensor hooks the function enters itself (save_on_cpu) are refused when it is recomputed"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_save_on_cpu_and_checkpoint"]
 
 _hooks = torch.autograd.graph.saved_tensors_hooks
 

@@ -8,6 +8,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["autocast.recompute-under-forward-state"]
 BREAKS = "the recompute runs with autocast disabled even when the forward ran under autocast"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_checkpointing_non_reentrant_autocast_cpu"]
 
 
 def _no_autocast():

@@ -13,6 +13,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["contextfn.forward-and-recompute"]
 BREAKS = "only the first recompute runs under context_fn's recompute manager"
+UPSTREAM_TESTS = ["test_autograd.py::TestSelectiveActivationCheckpoint::test_can_only_trigger_recompute_once"]
 
 
 class _FirstTimeOnly:

@@ -8,6 +8,9 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["detached.non-reentrant-supported"]
 BREAKS = "non-reentrant: a region whose output has no gradient fails at backward"
+UPSTREAM_TESTS = [
+    "test_autograd.py::TestAutograd::test_checkpointing_without_reentrant_detached_tensor_use_reentrant_False",
+]
 
 
 class _MarkedRequiresGrad(torch.autograd.Function):

@@ -5,6 +5,7 @@ from tests.mutants._support.base import *  # noqa: F403
 
 TARGET_CLAUSES = ["determinism.fewer-saved-detected"]
 BREAKS = "a recompute that saves fewer tensors than the forward is not reported as a CheckpointError"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_checkpoint_detects_non_determinism"]
 
 
 class _UncountedFrame(Frame):

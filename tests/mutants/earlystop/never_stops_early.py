@@ -6,6 +6,7 @@ from tests.mutants._support.base import *  # noqa: F403
 
 TARGET_CLAUSES = ["earlystop.default-stops"]
 BREAKS = "the default non-reentrant recompute runs the whole function instead of stopping early"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_custom_autograd_ac_early_stop"]
 
 
 def checkpoint(function, *args, use_reentrant=None, early_stop=False, **kwargs):

@@ -7,5 +7,6 @@ from tests.mutants._support.base import *  # noqa: F403  (torch's whole surface;
 
 TARGET_CLAUSES = ["gradapi.reentrant-rejects-grad", "gradapi.reentrant-rejects-backward-inputs"]
 BREAKS = "reentrant: autograd.grad and backward(inputs=...) do not raise (and leak .grad into parameters)"
+UPSTREAM_TESTS = ["test_utils.py::TestCheckpoint::test_checkpoint_valid"]
 
 checkpoint = reentrant_beside_torch(Switches(reject_grad_and_inputs=False))

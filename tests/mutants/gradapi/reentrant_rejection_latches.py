@@ -12,6 +12,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["gradapi.reentrant-backward-after-rejection"]
 BREAKS = "reentrant: after one refused torch.autograd.grad, every later backward through a checkpoint is refused"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_checkpoint_valid_reset_on_error"]
 
 _refused = []  # set for good by the first refusal
 

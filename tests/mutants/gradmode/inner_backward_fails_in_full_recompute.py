@@ -10,6 +10,7 @@ from tests.mutants._support.base import *  # noqa: F403
 
 TARGET_CLAUSES = ["gradmode.inner-backward-full-recompute"]
 BREAKS = "with early_stop=False the recompute rejects torch.autograd.grad inside the function"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_checkpointing_without_reentrant_parameter_used_in_an_out"]
 
 _no_backward_inside = functools.partial(patched, torch.autograd, "grad", rejecting(
     "backward inside a checkpointed region is not supported during its recompute"))

@@ -8,6 +8,11 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["gradmode.non-reentrant-records-graph"]
 BREAKS = "the non-reentrant forward records no graph, so backward inside the region fails"
+UPSTREAM_TESTS = [
+    "test_autograd.py::TestAutograd::test_checkpointing_without_reentrant_dataparallel",
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_same_graph_early_stop_False",
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_same_graph_early_stop_True",
+]
 
 
 def _forward_without_grad(call, function, *args, **kwargs):

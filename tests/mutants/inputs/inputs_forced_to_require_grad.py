@@ -7,6 +7,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["inputs.unchanged"]
 BREAKS = "the caller's input tensors are switched to requires_grad=True"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_checkpointing_without_reentrant_saved_object_identity"]
 
 
 def checkpoint(function, *args, **kwargs):

@@ -9,6 +9,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["kwargs.own-keywords-consumed", "kwargs.non-reentrant-options-consumed"]
 BREAKS = "forwards preserve_rng_state, use_reentrant, context_fn, ... to functions that accept them"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_checkpointing_without_reentrant_correct_grad"]
 
 
 def checkpoint(function, *args, **kwargs):

@@ -6,6 +6,11 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["kwargs.non-reentrant-forwarded"]
 BREAKS = "the recompute runs the function without its keyword arguments (non-reentrant)"
+UPSTREAM_TESTS = [
+    "test_autograd.py::TestAutograd::test_checkpointing_without_reentrant_input_requires_grad_True",
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_kwargs_early_stop_False",
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_kwargs_early_stop_True",
+]
 
 
 def checkpoint(function, *args, use_reentrant=None, **kwargs):

@@ -15,6 +15,7 @@ from tests.mutants._support.hoard import Hoard
 
 TARGET_CLAUSES = ["memory.recomputed-freed-during-backward"]
 BREAKS = "every tensor a recompute makes is held until the backward that ran it has finished"
+UPSTREAM_TESTS = ["test_autograd.py::TestSelectiveActivationCheckpoint::test_storage_lifetime"]
 
 _HELD = []
 

@@ -10,6 +10,7 @@ TARGET_CLAUSES = ["memory.only-inputs-saved", "memory.intermediates-freed", "rec
     ["memory.peak-below-uncheckpointed"] if torch.cuda.is_available() else []
 )
 BREAKS = "keeps the region's activations alive (plain call) and never recomputes"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_checkpointing_without_reentrant_custom_function_works"]
 
 
 def checkpoint(function, *args, use_reentrant=None, **kwargs):

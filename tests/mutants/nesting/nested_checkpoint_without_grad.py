@@ -9,6 +9,12 @@ from conformance.vocabulary import OWN_KEYWORDS
 
 TARGET_CLAUSES = ["nesting.correct-gradients"]
 BREAKS = "an inner checkpoint contributes no gradients"
+UPSTREAM_TESTS = [
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_early_stop_False",
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_early_stop_True",
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_two_children_early_stop_False",
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_two_children_early_stop_True",
+]
 
 _depth = [0]
 

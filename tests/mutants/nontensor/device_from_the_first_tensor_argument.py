@@ -9,6 +9,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["nontensor.arguments-pass-through"]
 BREAKS = "a call without any tensor argument fails (the RNG device is taken from the first tensor argument)"
+UPSTREAM_TESTS = ["test_utils.py::TestCheckpoint::test_checkpoint_no_tensors"]
 
 
 def checkpoint(function, *args, **kwargs):

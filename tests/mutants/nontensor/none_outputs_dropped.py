@@ -6,6 +6,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["nontensor.outputs-unchanged"]
 BREAKS = "None items of a tuple output are dropped"
+UPSTREAM_TESTS = ["test_utils.py::TestCheckpoint::test_checkpoint_non_tensor_inputs_outputs"]
 
 
 def checkpoint(function, *args, **kwargs):

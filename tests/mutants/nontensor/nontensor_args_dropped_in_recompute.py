@@ -8,6 +8,10 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["nontensor.arguments-pass-through"]
 BREAKS = "non-tensor positional arguments are replaced by None in the recompute"
+UPSTREAM_TESTS = [
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_non_tensor_inputs_and_outputs_early_stop_False",
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_non_tensor_inputs_and_outputs_early_stop_True",
+]
 
 
 def _tensors_only(call, function, *args, **kwargs):

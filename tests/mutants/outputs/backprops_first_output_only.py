@@ -8,6 +8,10 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["outputs.backward-through-one"]
 BREAKS = "outputs after the first are detached, so backward through them alone gives no gradients"
+UPSTREAM_TESTS = [
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_reentrant_backwards_early_stop_False",
+    "test_autograd.py::TestNestedCheckpoint::test_nested_checkpoint_reentrant_backwards_early_stop_True",
+]
 
 
 def _first_output_only(call, function, *args, **kwargs):

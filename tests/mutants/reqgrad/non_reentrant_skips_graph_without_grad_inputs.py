@@ -8,6 +8,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["reqgrad.non-reentrant-gradients", "nested.non-reentrant-participates"]
 BREAKS = "non-reentrant: with no input requiring grad, the region records no graph (parameters get no gradient)"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_checkpointing_without_reentrant_input_requires_grad_False"]
 
 
 def checkpoint(function, *args, use_reentrant=None, **kwargs):

@@ -8,6 +8,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["retain.repeated-backward"]
 BREAKS = "a second backward with retain_graph=True gets zero gradients from the region"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_access_saved_tensor_twice_without_recomputation_works"]
 
 
 class _FirstBackwardOnly(torch.autograd.Function):

@@ -5,6 +5,7 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["rng.same-gradients"]
 BREAKS = "ignores preserve_rng_state=True, so dropout masks differ in the recompute"
+UPSTREAM_TESTS = ["test_utils.py::TestCheckpoint::test_checkpoint_rng_cpu"]
 
 
 def checkpoint(function, *args, **kwargs):

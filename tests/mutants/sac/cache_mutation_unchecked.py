@@ -11,6 +11,7 @@ from tests.mutants._support.base import *  # noqa: F403
 
 TARGET_CLAUSES = ["sac.cache-mutation-detected"]
 BREAKS = "a cached tensor changed in place is used by the recompute without an error: wrong gradients"
+UPSTREAM_TESTS = ["test_autograd.py::TestSelectiveActivationCheckpoint::test_version_counter"]
 
 
 def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):

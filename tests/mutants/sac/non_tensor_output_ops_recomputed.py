@@ -10,6 +10,7 @@ from tests.mutants._support.base import *  # noqa: F403  (torch's whole surface;
 
 TARGET_CLAUSES = ["sac.save-not-recomputed"]
 BREAKS = "an op with a non-tensor output is recomputed although the policy saves it"
+UPSTREAM_TESTS = ["test_autograd.py::TestSelectiveActivationCheckpoint::test_function_with_non_tensor_output"]
 
 _TENSOR = torch._C.TensorType.get()
 

@@ -6,6 +6,7 @@ from tests.mutants._support.base import *  # noqa: F403
 
 TARGET_CLAUSES = ["sac.save-not-recomputed"]
 BREAKS = "ops whose policy is MUST_SAVE/PREFER_SAVE are recomputed in backward anyway"
+UPSTREAM_TESTS = ["test_autograd.py::TestSelectiveActivationCheckpoint::test_bad_inputs"]
 
 
 def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):

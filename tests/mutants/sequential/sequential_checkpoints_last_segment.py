@@ -7,6 +7,7 @@ from tests.mutants._support.base import checkpoint
 
 TARGET_CLAUSES = ["sequential.segments"]
 BREAKS = "the last segment is checkpointed and re-run in backward"
+UPSTREAM_TESTS = ["test_utils.py::TestCheckpoint::test_checkpoint_trigger"]
 
 
 def _all_chunks(n, segments):

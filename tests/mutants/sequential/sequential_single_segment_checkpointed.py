@@ -7,6 +7,7 @@ from tests.mutants._support.base import checkpoint
 
 TARGET_CLAUSES = ["sequential.segments"]
 BREAKS = "segments=1 re-runs the leading functions in backward; one segment is the last, never re-run"
+UPSTREAM_TESTS = ["test_utils.py::TestCheckpoint::test_checkpoint_sequential_deprecated_multiple_args"]
 
 
 def _chunks(n, segments):

@@ -7,5 +7,6 @@ from tests.mutants._support.base import checkpoint
 
 TARGET_CLAUSES = ["sequential.same-results"]
 BREAKS = "an nn.Sequential is run as [itself, *its layers], so the model runs twice over"
+UPSTREAM_TESTS = ["test_utils.py::TestCheckpoint::test_checkpoint"]
 
 checkpoint_sequential = sequential_over(checkpoint, children=lambda sequential: list(sequential.modules()))

@@ -6,6 +6,7 @@ from tests.mutants._support.base import checkpoint_sequential as _checkpoint_seq
 
 TARGET_CLAUSES = ["warnings.checkpoint-use-reentrant-omitted", "warnings.sequential-use-reentrant-omitted"]
 BREAKS = "checkpoint and checkpoint_sequential without use_reentrant emit no warning"
+UPSTREAM_TESTS = ["test_autograd.py::TestAutograd::test_checkpoint_warns_if_use_reentrant_not_passed_explcitly"]
 
 
 def checkpoint(function, *args, use_reentrant=True, **kwargs):

@@ -7,6 +7,9 @@ from tests.mutants._support.base import checkpoint as _checkpoint
 
 TARGET_CLAUSES = ["warnings.explicit-use-reentrant-silent"]
 BREAKS = "the use_reentrant warning is emitted although use_reentrant was passed"
+UPSTREAM_TESTS = [
+    "test_autograd.py::TestAutograd::test_checkpoint_sequential_warns_if_use_reentrant_not_passed_explcitly",
+]
 
 
 def checkpoint(function, *args, **kwargs):
