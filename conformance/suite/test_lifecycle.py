@@ -5,7 +5,8 @@ regions forwarded (as a function, a module, its bound forward or through checkpo
 without grad, tensor subclasses; under autocast, anomaly detection, no_grad, inference_mode, the caller's
 saved-tensor hooks; with context_fn's managers or selective checkpointing) and kept for later; backwards of all,
 the oldest or the newest of them, retained, through torch.autograd.grad, second order, under a GraphExecGroup made
-for them, under autocast or no_grad; forwards in two threads that meet midway; the module's mode, freezing and a
+for them, under autocast or no_grad; a forward alone in another thread, its backward in this one; forwards in two
+threads that meet midway; the module's mode, freezing and a
 forward pre-hook changed, its parameters stepped in place, a ContextVar the function reads set, a parameter's
 gradient hook registered and removed, torch's, the caller's own, Python's and NumPy's generators drawn from, the
 garbage collector run, the API's switches held, left, and left by an exception; regions that raise. Its
@@ -41,6 +42,7 @@ CLAUSES = ("api.forward-value", "api.same-gradients", "autocast.recompute-under-
            "rng.stream-restored")
 
 
+@pytest.mark.slow  # property-based through run_state_machine_as_test, which the runner's plan cannot tell: seconds
 @pytest.mark.clause(*CLAUSES)
 def test_any_sequence_of_a_callers_actions_behaves_as_without_checkpoint(ckpt, request, reproducer):
     scripts = {}  # a failure's message -> its reproducer script: written once hypothesis has said which it reports
