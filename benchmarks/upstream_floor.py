@@ -48,8 +48,8 @@ def pytest_configure(config):
     import torch.utils.checkpoint as torch_checkpoint
 
     impl = importlib.import_module(os.environ[IMPL_VARIABLE])
-    for name in getattr(impl, "__all__", None) or [n for n in vars(impl) if not n.startswith("_")]:
-        if hasattr(torch_checkpoint, name):
+    for name in torch_checkpoint.__all__:  # torch's public checkpoint API, each name the implementation provides
+        if hasattr(impl, name):
             setattr(torch_checkpoint, name, getattr(impl, name))
 
 

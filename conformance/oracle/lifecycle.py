@@ -185,8 +185,8 @@ def lifecycle_machine(variant: str, claims, check):
         c for c in CONTEXT_FNS if c == "none" or (c == "logged" and "context_fn" in features)
         or (c == "selective" and "selective_checkpointing" in features))
     switches = sorted(s for s in SWITCHES if s in features and not reentrant)
-    # (a backward run in a thread was left out for a failure in CI that was the runner's 10-second limit on an
-    # ordinary test: the test is marked slow now; the rule may come back)
+    # (a backward run in a thread was left out for a failure in CI that was the runner's limit on an ordinary test,
+    # conformance/run/policy.py: the test is marked slow now; the rule may come back)
     backwards = ("backward", "backward-retained") + ("autograd.grad", "double-backward") * (not reentrant)
     backwards += ("grouped",) * ("graph_exec_group" in features and not reentrant)
 
