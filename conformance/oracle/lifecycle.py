@@ -1,5 +1,5 @@
 """The caller's lifecycle as a hypothesis state machine (issue 44): any order of the actions a caller takes around
-checkpoint (regions forwarded and kept for later, backwards of some or all of them, in this thread or another,
+checkpoint (regions forwarded, in this thread or another, and kept for later, backwards of some or all of them,
 modes and freezing and hooks changed, ContextVars set, generators drawn from, the API's switches held and left,
 regions that raise, two threads whose forwards meet), and the invariant that every observable at every step equals
 the un-checkpointed twin's.
