@@ -32,7 +32,9 @@ RUN_TIMEOUT = 1800
 
 def _suite_files() -> list[str]:
     """The suite's modules, the long sweeps and the models last (a held-out bug flagged early costs less)."""
-    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "conformance" / "suite").glob("test_*.py"))
+    from conformance.ids import SUITE_DIR
+
+    files = sorted(str(p.relative_to(ROOT)) for p in SUITE_DIR.glob("test_*.py"))
     return sorted(files, key=lambda f: ("test_sweep_" in f or "test_models" in f, f))
 
 

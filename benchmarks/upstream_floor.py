@@ -10,7 +10,7 @@ An upstream test *kills* an implementation when it passes on torch and fails, er
 
 Without MUTANT names it checks the floor: every mutant that declares ``UPSTREAM_TESTS`` (tests/mutants/__init__.py)
 is killed by each test it names; ``--all`` runs every mutant and prints which upstream tests kill it (a survey).
-Whether the conformance suite kills the same mutants is tests/test_mutants.py's job, in CI.
+Whether the conformance suite kills the same mutants is tests/zoo/test_mutants.py's job, in CI.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``python -m conformance run ...`` (run the suite, record results), ``python -m conformance report
 ...`` (render results as static HTML: an index page and its detail pages), ``python -m conformance clauses
-[ID ...]`` (list the clause and area ids) and ``python -m conformance findings [--check]`` (the findings a
+[ID ...]`` (list the clause and area ids), ``python -m conformance schema`` (the results file's JSON Schema) and ``python -m conformance findings [--check]`` (the findings a
 maintainer can file, findings/findings.toml). ``python -m conformance <command> --help`` for details."""
 
 from __future__ import annotations
@@ -107,6 +107,10 @@ def main(argv=None) -> int:
     findings.add_argument("--registry", type=Path, default=None, metavar="TOML",
                           help="the registry (default: findings/findings.toml in the current folder, a checkout's root)")
 
+    commands.add_parser(
+        "schema", help="print the results file's JSON Schema (conformance/results.schema.json is its published copy)",
+        description="Print the JSON Schema of the results files `run` writes, from the model the harness reads them by.")
+
     argv = sys.argv[1:] if argv is None else list(argv)
     pytest_args: list[str] = []
     if "--" in argv:
@@ -133,6 +137,13 @@ def main(argv=None) -> int:
         from conformance import findings
 
         return findings.main(args.registry or findings.FINDINGS_PATH, projects=args.project, run_checks=args.check)
+    if args.command == "schema":
+        import json
+
+        from conformance.results import json_schema
+
+        print(json.dumps(json_schema(), indent=1))
+        return 0
     if args.command == "clauses":
         from conformance.listing import listing
 

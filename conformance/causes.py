@@ -23,12 +23,16 @@ import json
 import re
 from dataclasses import dataclass
 
+from conformance.datafiles import FORBID
+
 KINDS = ("exception", "difference")
 DETAIL_LIMIT = 500
 
 
 @dataclass(frozen=True)
 class Cause:
+    __pydantic_config__ = FORBID  # read at the door with a results file (conformance/results.py)
+
     kind: str  # KINDS
     name: str  # exception: the type's name; difference: the observable
     detail: str  # exception: its message; difference: what differs
@@ -129,6 +133,8 @@ class Pattern:
     a row whose one root cause breaks its tests in every way (its caller's inputs rewritten), declared as a breakage
     whose reason says so."""
 
+    __pydantic_config__ = FORBID  # a declaration's cause is read at the door (conformance/datafiles.py)
+
     exception: str | None = None
     message: str | None = None
     observable: str | None = None
@@ -144,7 +150,10 @@ class Pattern:
             raise ValueError("a cause is an exception (exception, message) or a difference (observable, detail), not both")
         for regex in (self.message, self.detail):
             if regex is not None:
-                re.compile(regex)
+                try:
+                    re.compile(regex)
+                except re.error as bad:
+                    raise ValueError(f"{regex!r} is not a regular expression: {bad}") from None
 
     @property
     def kind(self) -> str:

@@ -3,7 +3,7 @@
 A dimension is a range of inputs a clause's sentence speaks of ("any dtype", "outputs of any
 structure", "segments 1..len(functions)"). Each one names the pytest parameter that spans it in the
 suite and the values that parameter must take; a hypothesis test spans it when its strategy can draw
-every value (read from the drawn example's attribute of the same name). tests/test_dimensions.py
+every value (read from the drawn example's attribute of the same name). tests/unit/test_dimensions.py
 checks, clause by clause, that some collected test of the clause spans each declared dimension.
 Plain data: no pytest, no torch (the report may read it too).
 """

@@ -11,15 +11,17 @@ judge recorded results against an edited expectations file.
 
 from __future__ import annotations
 
-import json
-import re
 import difflib
-import tomllib
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import AfterValidator, BeforeValidator
 
 from conformance.capabilities import Capabilities
 from conformance.causes import Pattern, root, unmatched
+from conformance.datafiles import FORBID, DataFileError, Names, entries, read_toml
 from conformance.facts import Expected, Facts, KnownBug
 from conformance.ids import canonical_id
 from conformance.registry import Clause, load_clauses
@@ -35,30 +37,11 @@ def _unknown(ids, known) -> list[str]:
             for i in ids if i not in known]
 
 
-def _read(path) -> dict:
-    """The TOML file's data; a syntax error names the file (tomllib's message gives the line and column)."""
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: not valid TOML: {exc}") from None
-
-
-def _names(value) -> tuple[str, ...]:
-    """A field that names one thing or several (``impl``, ``clause``, ``test``): always a tuple."""
-    return (value,) if isinstance(value, str) else tuple(value or ())
-
-
-def _cause(entry: dict, where: str) -> tuple[Pattern, ...]:
-    """A declaration's cause: what the failure it was written for looks like. Every declaration names one, so that
-    it cannot hide a failure it was not written for (docs/IMPLEMENTING.md)."""
-    if "cause" not in entry:
-        raise ValueError(f"{where}: names no cause: say what its failure looks like, cause = {{ exception = ..., "
-                         "message = ... } or { observable = ..., detail = ... } (the failure's message shows it)")
-    try:
-        return Pattern.parse(entry["cause"])
-    except (TypeError, ValueError, re.error) as bad:
-        raise ValueError(f"{where}: its cause is malformed: {bad}") from None
+# The fields every declaration shares, as the file writes them.
+Impls = Annotated[Names, AfterValidator(lambda ids: tuple(canonical_id(i) for i in ids))]  # any spelling of --impl
+# What the failure a declaration was written for looks like (conformance/causes.py): one table, a list of them, or "any".
+Causes = Annotated[tuple[Pattern, ...], BeforeValidator(lambda v: [Pattern(anything=True)] if v == "any" else
+                                                        v if isinstance(v, list) else [v])]
 
 
 @dataclass(frozen=True)
@@ -67,13 +50,15 @@ class Deviation:
     node-id substrings, each field one name or several) fail, for ``reason``, the way ``cause`` says
     (conformance/causes.py). One cause, one entry: a cause several rows or clauses show is written once."""
 
-    impl: tuple[str, ...]  # canonical ids (any spelling in the file is canonicalized)
-    clause: tuple[str, ...]
+    __pydantic_config__ = FORBID  # conformance/datafiles.py
+
+    impl: Impls  # canonical ids (any spelling in the file is canonicalized)
+    clauses: Names
     reason: str
+    cause: Causes  # what the failure looks like
     variant: str | None = None
     device: str | None = None
-    test: tuple[str, ...] = ()  # node id substrings: any of them; () for every test
-    cause: tuple[Pattern, ...] = ()  # what the failure looks like (the loader requires one)
+    test: Names = ()  # node id substrings: any of them; () for every test
 
     @property
     def by_cause(self) -> bool:
@@ -92,33 +77,46 @@ class Deviation:
     def matches(self, *, impl: str, clauses, variant, device, nodeid: str) -> bool:
         return (
             impl in self.impl
-            and bool(set(self.clause) & set(clauses))
+            and bool(set(self.clauses) & set(clauses))
             and self.variant in (None, variant)
             and self.device in (None, device)
             and (not self.test or any(test in nodeid for test in self.test))
         )
 
 
-def load_deviations(path: Path = EXPECTATIONS_PATH) -> list[Deviation]:
-    entries = _read(path).get("deviation", [])
+def _checked(path: Path, table: str, declarations: list) -> list:
+    """The declarations of one table, each checked against the clause registry and for what its model cannot say."""
     known = load_clauses()
-    deviations = []
-    for entry in entries:
-        where = f"{path}: deviation for {entry.get('impl')}/{entry.get('clause')}"
-        deviation = Deviation(**{**entry, "impl": tuple(canonical_id(i) for i in _names(entry.get("impl"))),
-                                 "clause": _names(entry.get("clause")), "test": _names(entry.get("test")),
-                                 "cause": _cause(entry, where)})
-        unknown = _unknown(deviation.clause, known)
-        if unknown or not deviation.clause:
-            raise ValueError(f"{where}: names unknown clause(s) {'; '.join(unknown) or '(none)'}")
-        if not deviation.impl:
-            raise ValueError(f"{where}: names no implementation")
-        if not deviation.reason.strip():
-            raise ValueError(f"{where}: has no reason")
-        if any(p.anything for p in deviation.cause):
-            raise ValueError(f"{where}: a deviation names the failure it expects; \"any\" is a row's breakage")
-        deviations.append(deviation)
-    return deviations
+    for index, declaration in enumerate(declarations, start=1):
+        problems = [f"names unknown clause(s) {'; '.join(unknown)}" for unknown in [_unknown(declaration.clauses, known)]
+                    if unknown]
+        problems += ["has no reason"] * (not getattr(declaration, "reason", "x").strip())
+        problems += ["names no implementation"] * (hasattr(declaration, "impl") and not declaration.impl)
+        if table == "deviation":
+            problems += ["names no clause"] * (not declaration.clauses)
+            problems += ['a deviation names the failure it expects; "any" is a row\'s breakage'] * any(
+                p.anything for p in declaration.cause)
+        if problems:
+            raise DataFileError(f"{path}: [[{table}]] #{index} ({_label(declaration)}): {'; '.join(problems)}")
+    return declarations
+
+
+def _label(declaration) -> str:
+    if isinstance(declaration, KnownUpstream):
+        return declaration.bug
+    return "/".join(filter(None, [",".join(declaration.impl), ",".join(declaration.clauses)]))
+
+
+def _entry_label(entry: dict) -> str:
+    return str(entry.get("bug") or "/".join(filter(None, (_text(entry.get("impl")), _text(entry.get("clauses"))))) or "?")
+
+
+def _text(names) -> str:
+    return ",".join(names) if isinstance(names, list) else str(names or "")
+
+
+def load_deviations(path: Path = EXPECTATIONS_PATH) -> list[Deviation]:
+    return list(Expectations.load(path).deviations)
 
 
 def expected_for(*, impl: str, capabilities: Capabilities, clause_ids, variant: str | None, device: str | None,
@@ -160,13 +158,15 @@ class KnownUpstream:
     another name fails the same tests, and its failure message then names the bug instead of leaving the
     implementer to hunt for it. The failure stays a failure."""
 
-    test: tuple[str, ...]  # substrings of the node ids of the tests it fails: any of them
+    __pydantic_config__ = FORBID  # conformance/datafiles.py
+
+    test: Names  # substrings of the node ids of the tests it fails: any of them
     bug: str  # "owner/repo#N"; for one this project found and has not reported yet, a name saying so
     url: str
     summary: str  # what goes wrong, in a sentence
-    clauses: tuple[str, ...] = ()  # optional: only the failures charged to these clauses
+    clauses: Names = ()  # optional: only the failures charged to these clauses
     variant: str | None = None
-    cause: tuple[Pattern, ...] = ()  # optional: only the failures that look so (conformance/causes.py)
+    cause: Causes = ()  # optional: only the failures that look so (conformance/causes.py)
 
     def explains(self, *, nodeid: str, clauses, variant, causes=()) -> bool:
         return (any(test in nodeid for test in self.test) and self.variant in (None, variant)
@@ -184,14 +184,7 @@ class KnownUpstream:
 
 
 def load_known_upstream(path: Path = EXPECTATIONS_PATH) -> list[KnownUpstream]:
-    entries = _read(path).get("known_upstream", [])
-    known = load_clauses()
-    bugs = [KnownUpstream(**{**entry, "test": _names(entry.get("test")), "clauses": tuple(entry.get("clauses", ())),
-                             "cause": _cause(entry, f"{path}: known upstream bug {entry.get('bug')}")}) for entry in entries]
-    for bug in bugs:
-        if unknown := _unknown(bug.clauses, known):
-            raise ValueError(f"{path}: known upstream bug {bug.bug} names unknown clause(s) {'; '.join(unknown)}")
-    return bugs
+    return list(Expectations.load(path).known_upstream)
 
 
 @dataclass(frozen=True)
@@ -200,12 +193,14 @@ class Breakage:
     implementation, optionally one variant, optionally on one torch release), declared once instead
     of once per clause. Stale when none of the row's tests fails any more."""
 
-    impl: tuple[str, ...]  # one row or several that share the cause
+    __pydantic_config__ = FORBID  # conformance/datafiles.py
+
+    impl: Impls  # one row or several that share the cause
     reason: str
     variant: str | None = None
     torch: str | None = None  # a torch release "x.y": the breakage holds only when that torch is under test
-    clauses: tuple[str, ...] = ()  # where one row has several root causes: the tests (of these clauses) each covers
-    cause: tuple[Pattern, ...] = ()  # what its failures look like (conformance/causes.py)
+    clauses: Names = ()  # where one row has several root causes: the tests (of these clauses) each covers
+    cause: Causes = ()  # what its failures look like (conformance/causes.py)
 
     @property
     def expected(self) -> Expected:
@@ -218,21 +213,7 @@ class Breakage:
 
 
 def load_breakages(path: Path = EXPECTATIONS_PATH) -> list[Breakage]:
-    """The declared breakages, the ones restricted to some clauses first (file order kept within each): a
-    test covered by two takes the most specific, so a row-wide cause never swallows a failure that a
-    cause of its own was declared for."""
-    entries = _read(path).get("breakage", [])
-    breakages = [Breakage(**{**entry, "impl": tuple(canonical_id(i) for i in _names(entry["impl"])),
-                             "clauses": tuple(entry.get("clauses", ())),
-                             "cause": _cause(entry, f"{path}: breakage of {entry['impl']}")})
-                 for entry in entries]
-    known = load_clauses()
-    for breakage in breakages:
-        if not breakage.reason.strip():
-            raise ValueError(f"{path}: breakage of {breakage.impl} has no reason")
-        if unknown := _unknown(breakage.clauses, known):
-            raise ValueError(f"{path}: breakage of {breakage.impl} names unknown clause(s) {'; '.join(unknown)}")
-    return sorted(breakages, key=lambda breakage: not breakage.clauses)
+    return list(Expectations.load(path).breakages)
 
 
 @dataclass(frozen=True)
@@ -245,8 +226,27 @@ class Expectations:
 
     @classmethod
     def load(cls, path: Path = EXPECTATIONS_PATH) -> "Expectations":
-        path = Path(path)
-        return cls(tuple(load_deviations(path)), tuple(load_breakages(path)), tuple(load_known_upstream(path)))
+        """The file's declarations, each checked at the door (conformance/datafiles.py) and against the clause
+        registry. Breakages restricted to some clauses come first (file order kept within each): a test covered by two
+        takes the most specific, so a row-wide cause never swallows a failure a cause of its own was declared for."""
+        return _load(Path(path))
+
+
+def _load(path: Path) -> Expectations:
+    raw = read_toml(path, TABLES)
+    for table in ("deviation", "breakage"):  # so that a declaration cannot hide a failure it was not written for
+        for index, entry in enumerate(raw[table], start=1):
+            if "cause" not in entry:
+                raise DataFileError(f"{path}: [[{table}]] #{index} ({_entry_label(entry)}): names no cause: say what its "
+                                    "failure looks like, cause = { exception = ..., message = ... } or { observable = ..., "
+                                    "detail = ... } (the failure's message shows it)")
+    read = {table: _checked(path, table, entries(path, table, raw[table], model, name=_entry_label))
+            for table, model in (("deviation", Deviation), ("breakage", Breakage), ("known_upstream", KnownUpstream))}
+    breakages = sorted(read["breakage"], key=lambda breakage: not breakage.clauses)
+    return Expectations(tuple(read["deviation"]), tuple(breakages), tuple(read["known_upstream"]))
+
+
+TABLES = ("deviation", "breakage", "known_upstream")
 
 
 def judge(facts: Facts, *, nodeid: str, status: str, impl: str, capabilities: Capabilities, torch_release: str,
@@ -357,7 +357,7 @@ def declaration_text(*, impl: str, clauses, variants, patterns) -> str:
     clauses, variants = list(dict.fromkeys(clauses)), set(variants)
     causes = [p.to_toml() for p in dict.fromkeys(patterns)]
     lines = ["[[deviation]]", f"impl = {json.dumps(impl)}",
-             f"clause = {json.dumps(clauses[0] if len(clauses) == 1 else clauses)}",
+             f"clauses = {json.dumps(clauses[0] if len(clauses) == 1 else clauses)}",
              *([f"variant = {json.dumps(variants.pop())}"] if len(variants) == 1 else []),
              "cause = " + (causes[0] if len(causes) == 1 else "[" + ",\n         ".join(causes) + "]"),
              'reason = ""  # why it deviates (what the package does, and where): the loader rejects an empty reason']

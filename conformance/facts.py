@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from conformance.causes import Cause
+from conformance.datafiles import FORBID
 from conformance.registry import level_of
 from conformance.vocabulary import EXPECTED_KINDS
 
@@ -25,6 +26,7 @@ KEY = "conformance"  # the one user_properties key of the harness
 class Expected:
     """Why a test is not simply expected to pass."""
 
+    __pydantic_config__ = FORBID  # read at the door with a results file (conformance/results.py)
     kind: str  # vocabulary.EXPECTED_KINDS
     reason: str
 
@@ -37,6 +39,7 @@ class Expected:
 class KnownBug:
     """A bug of an upstream project (torch) that explains a failure (``[[known_upstream]]``, expectations.toml)."""
 
+    __pydantic_config__ = FORBID
     bug: str  # "owner/repo#N"; for one this project found and has not reported yet, a name saying so
     url: str
     summary: str  # what goes wrong, in a sentence

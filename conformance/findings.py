@@ -16,10 +16,10 @@ import importlib.util
 import re
 import subprocess
 import sys
-import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from conformance.datafiles import FORBID, DataFileError, entries, read_toml
 from conformance.registry import load_clauses
 
 FINDINGS_PATH = Path("findings") / "findings.toml"  # relative to a checkout's root (tox passes it explicitly)
@@ -33,6 +33,7 @@ SCRIPT_TIMEOUT = 600.0  # seconds per run: importing a package (unsloth, colossa
 class Declaration:
     """The expectations.toml entry a finding explains: the implementation and clause it is declared for."""
 
+    __pydantic_config__ = FORBID
     impl: str
     clause: str
     variant: str | None = None
@@ -40,12 +41,14 @@ class Declaration:
 
 @dataclass(frozen=True)
 class Finding:
+    __pydantic_config__ = FORBID  # conformance/datafiles.py: an unknown key in findings.toml fails at load
+
     id: str
     project: str
     title: str
     clause: str  # the clause id (conformance/clauses.toml) whose text the bug breaks
     status: str  # STATUSES
-    script: Path  # absolute
+    script: Path  # absolute once loaded (the file gives it relative to itself)
     package: str  # the module that must be importable for the script to run
     tox_env: str  # the env of `tox -m compat` where the package is installed
     right: str  # the module the script passes on: torch.utils.checkpoint, or reference_impl for torch's findings
@@ -63,16 +66,11 @@ class Finding:
 def load_findings(path: Path = FINDINGS_PATH) -> list[Finding]:
     """The registry, each entry checked: known clause and status, an upstream report where reported, the script there."""
     path = Path(path)
-    with open(path, "rb") as f:
-        entries = tomllib.load(f).get("finding", [])
     clauses, findings = load_clauses(), []
-    for entry in entries:
-        where = f"{path}: finding {entry.get('id')!r}"
-        try:
-            finding = Finding(**{**entry, "script": (path.parent / entry["script"]).resolve(),
-                                 "declaration": Declaration(**entry["declaration"])})
-        except (KeyError, TypeError) as bad:
-            raise ValueError(f"{where}: {type(bad).__name__}: {bad}") from None
+    read = entries(path, "finding", read_toml(path, ("finding",))["finding"], Finding, name=lambda e: e.get("id", "?"))
+    for index, finding in enumerate(read, start=1):
+        finding = replace(finding, script=(path.parent / finding.script).resolve())
+        where = f"{path}: [[finding]] #{index} ({finding.id})"
         problems = [f"unknown clause {c!r}" for c in {finding.clause, finding.declaration.clause} if c not in clauses]
         if finding.status not in STATUSES:
             problems.append(f"status {finding.status!r} is none of {STATUSES}")
@@ -81,11 +79,11 @@ def load_findings(path: Path = FINDINGS_PATH) -> list[Finding]:
         if not finding.script.is_file():
             problems.append(f"no script {finding.script}")
         if problems:
-            raise ValueError(f"{where}: " + "; ".join(problems))
+            raise DataFileError(f"{where}: " + "; ".join(problems))
         findings.append(finding)
     duplicated = sorted({f.id for f in findings if [g.id for g in findings].count(f.id) > 1})
     if duplicated:
-        raise ValueError(f"{path}: duplicated finding ids {duplicated}")
+        raise DataFileError(f"{path}: duplicated finding ids {duplicated}")
     return findings
 
 

@@ -22,6 +22,7 @@ import pytest
 
 from conformance import (binding, facts, failure_summary, hypothesis_profiles, isolation, levels, modules_not_run, rerun,
                          options, registry, releases)
+from conformance.datafiles import DataFileError
 from conformance.expectations import EXPECTATIONS_PATH, Expectations
 from conformance.facts import clause_ids_of, item_param
 from conformance.judging import Judge
@@ -61,8 +62,8 @@ def pytest_configure(config):
         hypothesis_profiles.load_default_profile()
     try:
         registry.load_clauses()
-    except registry.RegistryError as exc:
-        raise pytest.UsageError(f"conformance/clauses.toml: {exc}") from None
+    except DataFileError as exc:
+        raise pytest.UsageError(str(exc)) from None
     unknown = registry.unknown_ids(config.getoption("clause"))
     if unknown:
         raise pytest.UsageError(f"--clause: unknown clause or area id(s): {'; '.join(unknown)}")

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import difflib
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
+
+from conformance.datafiles import FORBID, DataFileError, Stripped, entries, read_toml
 
 from conformance.vocabulary import (
     BINDING_LEVEL,
@@ -37,27 +39,38 @@ URL_SOURCE = re.compile(r"https://[^\s]+")
 DOCSTRING_SOURCE = re.compile(r"docstring:torch==(?P<version>\d+\.\d+(\.\d+)?):(?P<object>[A-Za-z_][\w.]*)")
 
 
-class RegistryError(ValueError):
-    """The clause file is malformed."""
+class Relaxation(NamedTuple):
+    """A difference from the plain run that a clause allows (the oracle's, conformance/oracle/)."""
+
+    observable: str  # vocabulary.ORACLE_OBSERVABLES
+    when: str  # vocabulary.ORACLE_CONDITIONS
+
+
+@dataclass(frozen=True)
+class Area:
+    __pydantic_config__ = FORBID
+
+    id: str
+    title: str
 
 
 @dataclass(frozen=True)
 class Clause:
+    __pydantic_config__ = FORBID  # conformance/datafiles.py: an unknown key in clauses.toml fails at load
+
     id: str
     area: str
     title: str
     level: str  # MUST | SHOULD | MAY | OBSERVED
     variants: tuple[str, ...]  # which variant(s) the clause binds
     source: str  # "https://..." (the page or pull request) or "docstring:torch==<version>:<object>"
-    text: str  # the spec sentence the clause derives from
+    text: Stripped  # the spec sentence the clause derives from
+    dimensions: tuple[str, ...]  # the input dimensions the text quantifies over (conformance/dimensions.py)
     text_kind: str = "quote"  # "quote": verbatim from source; "paraphrase": our wording
     features: tuple[str, ...] = ()  # optional capabilities the clause needs (see capabilities.py)
-    note: str = ""  # where observed torch behaviour and the docs differ, which one is checked and why
-    dimensions: tuple[str, ...] = ()  # the input dimensions the text quantifies over (conformance/dimensions.py)
+    note: Stripped = ""  # where observed torch behaviour and the docs differ, which one is checked and why
     since: str = ""  # the torch release ("x.y") the clause holds from; "" for every release tested
-    # The differences from the plain run the clause allows, for the oracle (conformance/oracle/): pairs
-    # (observable, condition) from vocabulary.ORACLE_OBSERVABLES and ORACLE_CONDITIONS.
-    relaxes: tuple[tuple[str, str], ...] = ()
+    relaxes: tuple[Relaxation, ...] = ()  # the differences from the plain run the clause allows, for the oracle
 
     @property
     def is_must(self) -> bool:
@@ -81,25 +94,8 @@ class Clause:
         return f"torch {docstring['version']} docstring of {docstring['object']}" if docstring else self.source
 
 
-def _parse(entry: dict, areas: dict[str, str]) -> Clause:
-    try:
-        clause = Clause(
-            id=entry["id"],
-            area=entry["area"],
-            title=entry["title"],
-            level=entry["level"],
-            variants=tuple(entry["variants"]),
-            source=entry["source"],
-            text=entry["text"].strip(),
-            text_kind=entry.get("text_kind", "quote"),
-            features=tuple(entry.get("features", ())),
-            note=entry.get("note", "").strip(),
-            dimensions=tuple(entry["dimensions"]),
-            since=entry.get("since", ""),
-            relaxes=tuple((r["observable"], r["when"]) for r in entry.get("relaxes", ())),
-        )
-    except KeyError as missing:
-        raise RegistryError(f"clause {entry.get('id', '?')!r} lacks field {missing}") from None
+def _problems(clause: Clause, areas: dict[str, str]) -> list[str]:
+    """What the clause says that its model cannot check alone: its values against the vocabulary and the file's areas."""
     problems = [
         f"unknown level {clause.level!r}" * (clause.level not in LEVELS),
         f"unknown variant in {clause.variants!r}" * (not set(clause.variants) <= set(VARIANTS)),
@@ -108,38 +104,35 @@ def _parse(entry: dict, areas: dict[str, str]) -> Clause:
         f"unknown text_kind {clause.text_kind!r}" * (clause.text_kind not in TEXT_KINDS),
         f"source {clause.source!r} is neither an https address nor docstring:torch==VERSION:OBJECT"
         * (not (URL_SOURCE.fullmatch(clause.source) or DOCSTRING_SOURCE.fullmatch(clause.source))),
-        "dimensions must be a list of strings" * (not all(isinstance(d, str) for d in clause.dimensions)),
         f"since {clause.since!r} is not a release 'x.y'" * (clause.since != "" and not re.fullmatch(r"\d+\.\d+", clause.since)),
     ]
     problems += [f"relaxes unknown observable {o!r}" for o, _ in clause.relaxes if o not in ORACLE_OBSERVABLES]
     problems += [f"relaxes under unknown condition {w!r}" for _, w in clause.relaxes if w not in ORACLE_CONDITIONS]
-    problems = [p for p in problems if p]
-    if problems:
-        raise RegistryError(f"clause {clause.id!r}: {'; '.join(problems)}")
-    return clause
+    return [p for p in problems if p]
 
 
 @cache
+def _load(path: Path) -> tuple[dict[str, str], dict[str, Clause]]:
+    raw = read_toml(path, ("area", "clause"))
+    areas = {a.id: a.title for a in entries(path, "area", raw["area"], Area, name=lambda e: e.get("id", "?"))}
+    clauses: dict[str, Clause] = {}
+    for index, clause in enumerate(entries(path, "clause", raw["clause"], Clause, name=lambda e: e.get("id", "?")), 1):
+        if problems := _problems(clause, areas):
+            raise DataFileError(f"{path}: [[clause]] #{index} ({clause.id}): {'; '.join(problems)}")
+        if clause.id in clauses:
+            raise DataFileError(f"{path}: [[clause]] #{index}: duplicate clause id {clause.id!r}")
+        clauses[clause.id] = clause
+    return areas, clauses
+
+
 def load_areas(path: Path = CLAUSES_PATH) -> dict[str, str]:
     """Area id -> human title, in file order."""
-    with open(path, "rb") as f:
-        data = tomllib.load(f)
-    return {a["id"]: a["title"] for a in data.get("area", [])}
+    return _load(Path(path))[0]
 
 
-@cache
 def load_clauses(path: Path = CLAUSES_PATH) -> dict[str, Clause]:
-    """Clause id -> Clause, in file order. Raises RegistryError on a malformed file."""
-    with open(path, "rb") as f:
-        data = tomllib.load(f)
-    areas = {a["id"]: a["title"] for a in data.get("area", [])}
-    clauses: dict[str, Clause] = {}
-    for entry in data.get("clause", []):
-        clause = _parse(entry, areas)
-        if clause.id in clauses:
-            raise RegistryError(f"duplicate clause id {clause.id!r}")
-        clauses[clause.id] = clause
-    return clauses
+    """Clause id -> Clause, in file order. Raises DataFileError on a malformed file (conformance/datafiles.py)."""
+    return _load(Path(path))[1]
 
 
 def level_of(clause_ids) -> str:

@@ -4,27 +4,17 @@ This module is the contract between recording (conformance/recording.py, pytest 
 (conformance/run/) and rendering (conformance/report/, which knows nothing about pytest). It imports
 none of them.
 
-File format (JSON), schema 4::
-
-    {"schema": 4,
-     "header": {"implementation" (the canonical id), "implementation_name", "implementation_module",
-                "implementation_version", "capabilities": {"source", "variants", "features",
-                "devices", "not_provided"}, "torch", "python", "platform", "device", "variant",
-                "harness", "hypothesis", "started", "finished", "exit",
-                "supervisor" (only from ``python -m conformance run``: attempts, limits, log)},
-     "records": [{"nodeid", the test's facts (conformance/facts.py: "clauses": [...] it is charged to, "variant",
-                  "device", "level": the level it is held to, the strictest of its clauses' (MUST, SHOULD, MAY,
-                  OBSERVED): a failure binds only at MUST, "expected": null (expected to pass) or {"kind":
-                  "deviation" | "unsupported", "reason"}, "notes": [what the implementation noted while it ran],
-                  "upstream": null or the known upstream bug its failure matches {"bug", "url", "summary"},
-                  "reproducer": null or a standalone script reproducing its failure, relative to this file),
-                  "status": what happened (vocabulary.STATUSES), "message", "duration"}, ...]}
+File format (JSON), schema 5: :data:`ResultsFile` below is the model, checked at the door when a file is read
+(conformance/datafiles.py: an unknown key fails, naming the file, the record and the field), and
+``conformance/results.schema.json`` its published JSON Schema (tests/unit/test_datafiles.py keeps the two equal and checks
+a real run's file against it). In short: ``{"schema": 5, "header": {...what ran, on what, with which options...},
+"records": [{"nodeid", the test's facts (conformance/facts.py), "status", "message", "duration"}, ...]}``.
 
 A record's verdict is derived, never stored: :func:`conformance.vocabulary.verdict` of its status,
 expected kind and level. So results can be judged again against another expectations file without
-re-running (``python -m conformance report --expectations FILE``). Schema 2 files (no ``level``) take
-it from this harness's clause registry, schema 3 files have no ``upstream`` nor ``reproducer``; schema 1 files (one ``outcome`` field that mixed status and
-expectation) are read and converted.
+re-running (``python -m conformance report --expectations FILE``). Schemas 2 to 4 are read by the same model (each
+added fields; schema 4 files may lack what 5 documents); schema 1 files (one ``outcome`` field that mixed status and
+expectation) are converted first.
 
 A streaming companion (``<results>.jsonl``, one JSON object a line, flushed per line) has
 ``{"event": "start", "nodeid": ...}`` before each test and ``{"event": "record", ...record}``
@@ -33,15 +23,23 @@ after it, so that a supervisor can tell which test a crashed or hung process was
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import os
 import tempfile
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
+
+from pydantic import create_model, with_config
+
+from conformance.datafiles import FORBID, DataFileError, schema, validated
 from conformance.facts import Expected, Facts, KnownBug
-from conformance.vocabulary import STATUSES, verdict
+from conformance.vocabulary import DEVICES, FEATURES, STATUSES, VARIANTS, verdict
 
 
 def now() -> str:
@@ -51,7 +49,106 @@ def now() -> str:
 
 __all__ = ["Expected", "Facts", "KnownBug", "Record", "Results", "SCHEMA", "read_results", "write_results"]
 
-SCHEMA = 4
+SCHEMA = 5
+READABLE = (2, 3, 4, SCHEMA)  # read by ResultsFile; schema 1 is converted first
+
+
+# ---- the file's model (its JSON Schema: conformance/results.schema.json)
+
+@with_config(FORBID)
+class CapabilitiesJSON(TypedDict, total=False):
+    """What the implementation claims (conformance/capabilities.py)."""
+
+    source: Literal["declared", "declared in part", "inferred"]
+    declared: list[str]  # the keys it declared; the others were inferred
+    variants: list[Literal[VARIANTS]]
+    features: list[Literal[tuple(FEATURES)]]
+    devices: list[Literal[DEVICES]]
+    not_provided: dict[str, str]  # a feature inferred absent -> the optional name the module lacks
+
+
+@with_config(FORBID)
+class HypothesisJSON(TypedDict):
+    version: str
+    profile: str | None
+    max_examples: int
+    derandomize: bool
+
+
+@with_config(FORBID)
+class ModuleNotRun(TypedDict):
+    module: str
+    area: str
+    reason: str
+
+
+@with_config(FORBID)
+class SupervisorJSON(TypedDict, total=False):
+    """How ``python -m conformance run`` supervised the run (absent from a plain pytest run's file)."""
+
+    attempts: int
+    test_timeout_s: float
+    cut_timeout_s: float
+    slow_timeout_s: float
+    slow_cut_timeout_s: float
+    cut_after_timeouts: int
+    abandon_after: int
+    lanes: int
+    run_timeout_s: float
+    timeout_method: str
+    seconds: float
+    log: str  # the run's log, beside the results file
+    collection_errors: list[str]
+
+
+@with_config(FORBID)
+class Header(TypedDict, total=False):
+    """What ran, on what, with which options, and how it ended."""
+
+    implementation: str  # its canonical id (conformance/ids.py)
+    implementation_name: str
+    implementation_module: str
+    implementation_version: str
+    capabilities: CapabilitiesJSON
+    strict_levels: bool
+    modules_not_run: list[ModuleNotRun]  # whole areas that skipped at collection, and why
+    torch: str
+    cuda_available: bool
+    python: str
+    platform: str
+    variant: Literal[(*VARIANTS, "both")]
+    device: Literal[DEVICES] | Literal["all"]
+    harness: str
+    hypothesis: HypothesisJSON
+    started: str  # UTC, ISO 8601
+    finished: str | None  # None while the run goes on
+    exit: int | None  # pytest's exit status; None while the run goes on
+    supervisor: SupervisorJSON
+
+
+# A record as the file writes it: the test's facts (every field of conformance/facts.py's Facts, written once there)
+# flat beside what happened to it.
+_FACTS = typing.get_type_hints(Facts)
+RecordJSON = create_model(
+    "Record", __config__=FORBID, nodeid=(str, ...),
+    **{f.name: (_FACTS[f.name], ... if f.default is dataclasses.MISSING else f.default) for f in dataclasses.fields(Facts)},
+    status=(Literal[STATUSES], ...), message=(str, ""), duration=(float, 0.0))
+
+
+@with_config(FORBID)
+class ResultsFile(TypedDict):
+    schema: Literal[READABLE]
+    header: Header
+    records: list[RecordJSON]
+
+
+SCHEMA_PATH = Path(__file__).with_name("results.schema.json")  # `python -m conformance schema` writes it
+
+
+def json_schema() -> dict:
+    """The published JSON Schema of a results file (:data:`ResultsFile`)."""
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "Activation-checkpointing conformance "
+            f"results, schema {SCHEMA}", **schema(ResultsFile)}
 
 
 @dataclass
@@ -86,9 +183,14 @@ class Record:
                 "duration": self.duration}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Record":
-        return cls(data["nodeid"], Facts.from_json(data), data["status"], data.get("message", ""),
-                   data.get("duration", 0.0))
+    def from_json(cls, data: dict, *, where: str = "a results record") -> "Record":
+        """A record from its JSON, checked at the door (an unknown key fails, naming ``where`` and the field)."""
+        return cls._of(validated(RecordJSON, data, where=where))
+
+    @classmethod
+    def _of(cls, data) -> "Record":
+        facts = Facts(**{f.name: getattr(data, f.name) for f in dataclasses.fields(Facts)})
+        return cls(data.nodeid, facts, data.status, data.message, data.duration)
 
 
 @dataclass
@@ -100,13 +202,16 @@ class Results:
         return {"schema": SCHEMA, "header": self.header, "records": [r.to_json() for r in self.records]}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Results":
-        schema = data.get("schema")
+    def from_json(cls, data: dict, *, where: str = "results") -> "Results":
+        """Results from a file's JSON, checked at the door against :data:`ResultsFile`."""
+        schema = data.get("schema") if isinstance(data, dict) else None
         if schema == 1:
-            return cls(header=data["header"], records=[_from_schema_1(r) for r in data["records"]])
-        if schema not in (2, 3, SCHEMA):
-            raise ValueError(f"results schema {schema!r} is not supported (this harness reads schemas 1 to {SCHEMA})")
-        return cls(header=data["header"], records=[Record.from_json(r) for r in data["records"]])
+            data = {**data, "schema": 2, "records": [_from_schema_1(r) for r in data["records"]]}
+        elif schema not in READABLE:
+            raise DataFileError(f"{where}: results schema {schema!r} is not supported (this harness reads schemas 1 to "
+                                f"{SCHEMA})")
+        read = validated(ResultsFile, data, where=where)
+        return cls(header=read["header"], records=[Record._of(r) for r in read["records"]])
 
 
 # Schema 1 kept one `outcome`: a status, or a verdict that folded the expectation in.
@@ -118,13 +223,13 @@ _SCHEMA_1 = {
 _STALE_PREFIX = "expected deviation did not occur"
 
 
-def _from_schema_1(data: dict) -> Record:
+def _from_schema_1(data: dict) -> dict:
     data = dict(data)
     outcome, message = data.pop("outcome"), data.get("message", "")
     status, kind = _SCHEMA_1.get(outcome, (outcome, None))
     if outcome == "fail" and message.startswith(_STALE_PREFIX):  # schema 1's "fail" for a vanished deviation
         status, kind = "pass", "deviation"
-    return Record.from_json({**data, "status": status, "expected": Expected(kind, "(recorded by schema 1)") if kind else None})
+    return {**data, "status": status, "expected": {"kind": kind, "reason": "(recorded by schema 1)"} if kind else None}
 
 
 def write_atomically(path: str | os.PathLike, text: str) -> None:
@@ -159,4 +264,4 @@ def write_results(path: str | os.PathLike, results: Results) -> None:
 
 def read_results(path: str | os.PathLike) -> Results:
     with open(path, encoding="utf-8") as f:
-        return Results.from_json(json.load(f))
+        return Results.from_json(json.load(f), where=str(path))

@@ -14,8 +14,8 @@ process state: torch's RNG streams, the saved-tensor hooks, and every global set
 derived by rule (settings(): grad mode, autocast per device type, the backends' flags, ..., Python's and
 NumPy's global generators, the checkpoint module's switches).
 
-This module imports torch and the standard library only: the standalone reproducer scripts
-(conformance/oracle/script.py) embed its source verbatim.
+This module imports torch, the standard library and one name of the vocabulary only: the standalone reproducer
+scripts (conformance/oracle/script.py) embed its source verbatim, with that name's value written in.
 """
 
 from __future__ import annotations
@@ -37,8 +37,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-# vocabulary.CHECKPOINT_KEYWORDS again: reproducer scripts embed this module, which imports torch and the standard library only
-CHECKPOINT_OPTIONS = ("use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop")
+from conformance.vocabulary import CHECKPOINT_KEYWORDS  # a reproducer script writes its value in (script.py)
 
 
 class _Plain:
@@ -46,7 +45,7 @@ class _Plain:
 
     @staticmethod
     def checkpoint(function, *args, **kwargs):
-        return function(*args, **{k: v for k, v in kwargs.items() if k not in CHECKPOINT_OPTIONS})
+        return function(*args, **{k: v for k, v in kwargs.items() if k not in CHECKPOINT_KEYWORDS})
 
     @staticmethod
     def checkpoint_sequential(functions, segments, input, **options):

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import inspect
 
+from conformance import vocabulary
 from conformance.oracle import observe, world
 from conformance.oracle.program import Program
+
+# The harness's names the embedded modules import, written into the script as values (it needs torch and the
+# implementation only).
+EMBEDDED_NAMES = {"CHECKPOINT_KEYWORDS": vocabulary.CHECKPOINT_KEYWORDS}
 
 
 def _module_source(module) -> str:
@@ -28,7 +33,8 @@ def reproducer(program: Program | str, module: str, differences, lifecycle: bool
     """The script for a program (or a lifecycle program's source) and the differences the observer found in it
     (Violation.observed); a lifecycle program runs against world.PLAIN_TWIN, with world.py's names."""
     source = program if isinstance(program, str) else program.source()
-    observer = _module_source(observe) + ("\n\n\n" + _module_source(world)) * lifecycle
+    names = "\n".join(f"{name} = {value!r}" for name, value in EMBEDDED_NAMES.items())
+    observer = names + "\n" + _module_source(observe) + ("\n\n\n" + _module_source(world)) * lifecycle
     plain = "PLAIN_TWIN" if lifecycle else "PLAIN"
     differences = observe.most_telling_first(differences)
     checked = list(dict.fromkeys((d.step, d.observable) for d in differences))

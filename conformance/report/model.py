@@ -331,7 +331,7 @@ def _release_labels(headers: list[dict]) -> list[str]:
 
 def _unregistered(clause_id: str) -> Clause:
     return Clause(id=clause_id, area="unregistered", title="(not in this harness's clause registry)", level="?",
-                  variants=VARIANTS, source="", text="", text_kind="paraphrase")
+                  variants=VARIANTS, source="", text="", dimensions=(), text_kind="paraphrase")
 
 
 def _index(order, value) -> int:

@@ -19,6 +19,7 @@ from conformance.report.model import NA, Cell, Column, Matrix, Run
 from conformance.report.repro import repro_command, source_location
 from conformance.report.summary import area_summary
 from conformance.report.sweeps import sweep_view
+from conformance.results import now
 from conformance.vocabulary import SEVERITY, VERDICTS
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -53,7 +54,7 @@ def render_site(matrix: Matrix, diff: Diff | None = None, *, index: str = "index
     env = environment()
     common = dict(title=title, matrix=matrix, diff=diff, layout=layout, baseline_sources=list(baseline_sources),
                   findings=list(findings),
-                  generated=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                  generated=datetime.datetime.fromisoformat(now()).strftime("%Y-%m-%d %H:%M UTC"),
                   harness=conformance.__version__)
 
     def page(path: str, template: str, **values) -> tuple[str, str]:

@@ -39,7 +39,7 @@ class Ledger:
 
     def record(self, event: dict) -> Record | None:
         """Take in a ``{"event": "record", ...}`` line of an attempt's stream; None if the test has a record already."""
-        return self._add(Record.from_json(event))
+        return self._add(Record.from_json({k: v for k, v in event.items() if k != "event"}, where="a record of the stream"))
 
     def died(self, nodeid: str, status: str, message: str, duration: float = 0.0) -> Record | None:
         """Record a test whose process died (``crash``) or was stopped (``timeout``) while it ran,

@@ -26,16 +26,15 @@ class Limits:
     cut_after: int = 2  # timeouts in a run after which ...
     cut_timeout: float = 5.0  # ... later tests get this limit instead (most take milliseconds)
     slow_timeout: float = 60.0  # per slow test (plan.is_slow: property-based, multi-process), cut less: they
-    # take seconds at idle and tens of seconds on a loaded 2-core machine (10 s gave false TIMEOUTs at load 17)
+    # take seconds at idle and tens of seconds on a loaded 2-core machine (docs/MEASUREMENTS.md, "The runner's limits")
     slow_cut_timeout: float = 20.0  # a slow test's limit once the run is cut: an implementation that hung twice hangs
-    # its property tests too (5 of them at 60 s kept one run of an implementation that hangs in nested non-reentrant
-    # backwards at 216 s), while a correct one's take seconds at idle; the cut comes only after timeouts
+    # its property tests too, while a correct one's take seconds at idle; the cut comes only after timeouts
     lanes: int = 6  # ... and the tests left run in this many lanes side by side (hung tests only wait)
     abandon_after: int = 3  # crashes or timeouts in a row in one test file, with no pass between, after which
     # its tests left are not run (0: never): a hopeless file would cost a limit per test, and the sweeps hold
     # thousands of tests; a correct implementation passes between its few sporadic timeouts, so it never gets here.
-    # 3, not 5: the files of an implementation that hangs in every backward mix hangs with quick passes, and
-    # with 5 its run alone took 349 s (5 s per hang in 6 lanes; 237 s with 3, at load 6 to 11 on 2 cores)
+    # 3, not 5: the files of an implementation that hangs in every backward mix hangs with quick passes (the runs
+    # each gives: docs/MEASUREMENTS.md, "The runner's limits")
 
     @property
     def slow_limit(self) -> float:

@@ -35,8 +35,8 @@ def pytest_args_for(spec: RunSpec, results: Path, plan: Path, limit: float, clau
         f"--impl={spec.impl}", f"--variant={spec.variant}", f"--device={spec.device}",
         f"--results={results}", f"--conformance-plan={plan}",
         f"--timeout={limit:g}", "--timeout-method=thread",
-        # Python's own tracebacks in the log: pytest's long ones parse the source file of every frame, which
-        # took most of a run whose thousands of sweep tests all fail (a record's message is the exception only).
+        # Python's own tracebacks in the log: pytest's long ones parse the source file of every frame, most of the
+        # time of a run whose thousands of sweep tests all fail (a record's message is the exception only).
         "--tb=native",
         *[f"--clause={c}" for c in clauses], *pytest_args,
         # --deselect matches node id prefixes; suite node ids all end in "[<params>]", so prefix = exact.

@@ -58,15 +58,14 @@ with contextlib.suppress(ImportError):
 
 # transformers' and the models' own warnings (deprecations, config notes) are no part of what is checked. Each
 # test runs a whole model family, forward and backward, often twice: seconds at idle, and more for a compiled row,
-# which traces every block (thunder's T5 LoRA test: 82 s idle, over 180 s beside another job), so the runner
-# gives them its --slow-timeout.
+# which traces every block (docs/MEASUREMENTS.md), so the runner gives them its --slow-timeout.
 pytestmark = [pytest.mark.filterwarnings("ignore"), pytest.mark.slow]
 
 SEED = 0  # the global RNG's seed for every forward: dropout masks and router jitter are drawn from it
 
 
 def pytest_generate_tests(metafunc):
-    # Every family in every profile: the whole area costs ~20 s of CPU, within the default suite's budget.
+    # Every family in every profile: the whole area fits the default suite's time budget (docs/MEASUREMENTS.md).
     if "family" in metafunc.fixturenames:
         metafunc.parametrize("family", model_families.FAMILIES, ids=[f.name for f in model_families.FAMILIES])
 

@@ -1,5 +1,5 @@
 """torch's checkpoint with two bugs under one clause (api.forward-value), for the self-test of declarations
-that name their cause (tests/test_causes.py): a dict output is refused with a TypeError (the bug a declaration
+that name their cause (tests/unit/test_causes.py): a dict output is refused with a TypeError (the bug a declaration
 is written for), and a float16 output comes back as float32 (a second bug nobody declared)."""
 
 import torch

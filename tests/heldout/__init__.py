@@ -10,7 +10,7 @@ the report's condition, and declares::
                                   # differs between this module and torch.utils.checkpoint
 
 They name no clause, on purpose: they were written from the survey, without reading the suite, and are not the
-suite's own proof (tests/mutants/ is). tests/test_heldout.py checks that each one's bug shows; how many the
+suite's own proof (tests/mutants/ is). tests/zoo/test_heldout.py checks that each one's bug shows; how many the
 suite flags is measured by ``python benchmarks/heldout.py`` (docs/MEASUREMENTS.md), not asserted in CI.
 """
 

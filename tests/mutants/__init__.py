@@ -12,7 +12,7 @@ and, where it is the floor's proof for one of torch's own checkpoint tests (docs
 
 and otherwise behaves like torch.utils.checkpoint (the usual base: ``from tests.mutants._support.base
 import *``, then override the one broken name). ``_support/`` holds the helpers mutants are built
-from; they are not mutants themselves. The meta-test tests/test_mutants.py runs the suite's tests of TARGET_CLAUSES against each mutant and
+from; they are not mutants themselves. The meta-test tests/zoo/test_mutants.py runs the suite's tests of TARGET_CLAUSES against each mutant and
 asserts that every target clause records at least one failure; benchmarks/upstream_floor.py runs torch's tests
 against the mutants that name them.
 """

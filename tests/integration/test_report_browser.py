@@ -17,9 +17,9 @@ from conformance.registry import load_clauses
 from conformance.report.layout import details_of
 from conformance.report.model import build
 from conformance.results import Results, read_results, write_results
-from tests.test_report import record
+from tests.unit.test_report import record
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("CONFORMANCE_ARTIFACTS", REPO / "reports" / "artifacts"))
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 MARKUP = "<script>alert(1)</script><b>bold</b>"

@@ -17,7 +17,7 @@ from conformance.oracle.program import Program
 from conformance.oracle.script import reproducer
 from tests.correct import restores_python_generators
 from tests.mutants.exceptions import flips_autocast_cache
-from tests.test_oracle_reproducer import _run
+from tests.integration.test_oracle_reproducer import _run
 
 MUTANT = "tests.mutants.exceptions.flips_autocast_cache"
 

@@ -14,7 +14,7 @@ from conformance.capabilities import Capabilities
 from conformance.oracle.script import reproducer
 from conformance.oracle.strategies import programs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MUTANT = "tests.mutants.rng.rng_forward_reseeded"  # reseeds the RNG before the forward: dropout masks differ
 
 

@@ -11,7 +11,7 @@ from conformance.report.model import build
 from conformance.report.render import render_site
 from conformance.results import read_results
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_models_area_without_transformers_is_said_everywhere(tmp_path):

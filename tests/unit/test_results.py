@@ -13,7 +13,7 @@ from conformance.expectations import load_deviations, rejudge
 from conformance.results import Expected, Facts, Record, Results, read_results, write_results
 from conformance.vocabulary import SEVERITY, STATUSES, VERDICTS, verdict
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("status, expected, wanted", [
@@ -56,7 +56,7 @@ def test_results_are_judged_again_against_edited_expectations(tmp_path):
     path = _expectations(tmp_path, """
         [[deviation]]
         impl = "mypkg"
-        clause = "api.same-gradients"
+        clauses = "api.same-gradients"
         test = "test_b"
         cause = { exception = "RuntimeError", message = "boom" }
         reason = "declared, but it passes now"
@@ -72,7 +72,7 @@ def test_a_deviation_with_several_test_substrings_covers_the_tests_matching_any(
     path = _expectations(tmp_path, """
         [[deviation]]
         impl = "mypkg"
-        clause = "api.forward-value"
+        clauses = "api.forward-value"
         test = ["-int]", "-str]"]
         cause = { exception = "RuntimeError" }
         reason = "only some kinds"
@@ -96,7 +96,7 @@ def test_report_command_rejudges_without_rerunning(tmp_path):
     path = _expectations(tmp_path, """
         [[deviation]]
         impl = "mypkg"
-        clause = "api.forward-value"
+        clauses = "api.forward-value"
         cause = { exception = "RuntimeError", message = "boom" }
         reason = "KNOWN-ROUNDING-REASON"
     """)

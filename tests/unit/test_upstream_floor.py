@@ -1,5 +1,5 @@
 """torch's own checkpoint tests as a floor (issue 44, docs/UPSTREAM_TESTS.md): each one that runs on CPU names a
-mutant of the project's own that it fails (the mutant's UPSTREAM_TESTS), and tests/test_mutants.py shows the suite
+mutant of the project's own that it fails (the mutant's UPSTREAM_TESTS), and tests/zoo/test_mutants.py shows the suite
 flags that mutant too. That each upstream test does fail on its mutant needs torch's test files, which the project
 does not ship: benchmarks/upstream_floor.py measures it (docs/MEASUREMENTS.md). Here: the page and the mutants say
 the same, and no upstream test the page maps is left without a mutant or a reason."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.mutants import mutant_names, upstream_floor
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "UPSTREAM_TESTS.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "UPSTREAM_TESTS.md"
 FLOOR_SECTION = "## The floor"
 
 

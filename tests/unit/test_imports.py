@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "conformance"
+PACKAGE = Path(__file__).resolve().parents[2] / "conformance"
 OWN_CODE = ("suite", "fixtures", "adapters")
 
 LAYERS = (
+    ("datafiles",),  # the door of the data files: their typed models checked at load
     ("conformance", "vocabulary", "ids", "dimensions", "causes", "hypothesis_profiles"),  # plain data
     ("assertions", "draws"),  # the suite's assertions, failing with their causes; random draws from fixed seeds
     ("registry", "capabilities", "options", "reproducers"),  # reproducers: where a test's script goes

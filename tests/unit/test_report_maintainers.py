@@ -8,15 +8,15 @@ from conformance.report.model import Column
 from conformance.report.repro import repro_command, source_location
 from conformance.report.summary import area_summary
 from conformance.results import Facts, Record, Results
-from tests.test_report import record
+from tests.unit.test_report import record
 
 AREAS = {"api": "General API", "rng": "RNG", "empty": "No tests"}
 BOTH = ("reentrant", "non_reentrant")
 CLAUSES = {
-    "api.a": Clause("api.a", "api", "a", "MUST", BOTH, "s", "text"),
-    "api.b": Clause("api.b", "api", "b", "MUST", BOTH, "s", "text"),
-    "rng.nr": Clause("rng.nr", "rng", "nr", "MUST", ("non_reentrant",), "s", "text"),
-    "empty.x": Clause("empty.x", "empty", "x", "MUST", BOTH, "s", "text"),
+    "api.a": Clause("api.a", "api", "a", "MUST", BOTH, "s", "text", ()),
+    "api.b": Clause("api.b", "api", "b", "MUST", BOTH, "s", "text", ()),
+    "rng.nr": Clause("rng.nr", "rng", "nr", "MUST", ("non_reentrant",), "s", "text", ()),
+    "empty.x": Clause("empty.x", "empty", "x", "MUST", BOTH, "s", "text", ()),
 }
 
 

@@ -16,7 +16,7 @@ from conformance.expectations import Expectations, judge, load_deviations
 from conformance.facts import Facts
 from conformance.results import read_results
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_an_exception_cause_matches_its_type_a_base_and_its_message():
@@ -52,7 +52,7 @@ def test_signatures_are_alike_for_one_bug_across_inputs():
 
 def _declared(tmp_path, cause: str | None):
     path = tmp_path / "expectations.toml"
-    path.write_text('[[deviation]]\nimpl = ["mypkg", "otherpkg"]\nclause = ["api.forward-value", "api.same-gradients"]\n'
+    path.write_text('[[deviation]]\nimpl = ["mypkg", "otherpkg"]\nclauses = ["api.forward-value", "api.same-gradients"]\n'
                     f'reason = "mypkg refuses dict outputs"\n{cause or ""}\n')
     return Expectations(tuple(load_deviations(path)))
 
@@ -78,7 +78,7 @@ def test_a_second_undeclared_bug_in_a_declared_clause_fails(tmp_path):
     """Item 3 of issue 37: an implementation with a declared deviation (its dict outputs refused) and a second,
     undeclared bug in the same clause (float16 outputs returned as float32) gets a failure for the second bug."""
     expectations = tmp_path / "expectations.toml"
-    expectations.write_text('[[deviation]]\nimpl = "tests.broken.two_bugs_one_clause"\nclause = "api.forward-value"\n'
+    expectations.write_text('[[deviation]]\nimpl = "tests.broken.two_bugs_one_clause"\nclauses = "api.forward-value"\n'
                             'cause = { exception = "TypeError", message = "dict outputs" }\n'
                             'reason = "refuses dict outputs"\n')
     out = tmp_path / "results.json"
@@ -225,7 +225,7 @@ def _a_breakage_and_a_deviation(tmp_path):
     path = tmp_path / "expectations.toml"
     path.write_text('[[breakage]]\nimpl = "mypkg"\ncause = { exception = "TypeError", message = "cannot save" }\n'
                     'reason = "saves every argument"\n\n'
-                    '[[deviation]]\nimpl = "mypkg"\nclause = "api.forward-value"\ncause = { observable = "lifetimes" }\n'
+                    '[[deviation]]\nimpl = "mypkg"\nclauses = "api.forward-value"\ncause = { observable = "lifetimes" }\n'
                     'reason = "keeps its output alive"\n')
     return Expectations(tuple(load_deviations(path)), tuple(load_breakages(path)))
 
@@ -274,6 +274,6 @@ def test_any_failure_is_a_rows_breakage_never_a_clauses_deviation(tmp_path):
     path = tmp_path / "expectations.toml"
     path.write_text('[[breakage]]\nimpl = "mypkg"\ncause = "any"\nreason = "rewrites its inputs"\n')
     assert [b.cause for b in load_breakages(path)] == [Pattern.parse("any")]
-    path.write_text('[[deviation]]\nimpl = "mypkg"\nclause = "api.forward-value"\ncause = "any"\nreason = "r"\n')
+    path.write_text('[[deviation]]\nimpl = "mypkg"\nclauses = "api.forward-value"\ncause = "any"\nreason = "r"\n')
     with pytest.raises(ValueError, match="breakage"):
         load_deviations(path)

@@ -1,6 +1,6 @@
 """Only a documented MUST fails a run: SHOULD/MAY failures read "SHOULD unmet", OBSERVED ones "differs from
-torch", in pytest's summary, the results file and the report, and `--strict-levels` makes them fail. Correct
-implementations that declare nothing pass the whole suite; a known upstream bug is named in its failures."""
+torch", in pytest's summary, the results file and the report, and `--strict-levels` makes them fail; a known upstream
+bug is named in its failures (tests/zoo/test_correct.py runs correct implementations through the whole suite)."""
 
 import json
 import textwrap
@@ -12,7 +12,7 @@ from conformance.report import write_report
 from conformance.results import read_results
 from conformance.run import Limits, RunSpec, run_all
 from conformance.vocabulary import strictest, verdict
-from tests.test_plugin import REPO, run_pytest
+from tests.integration.test_plugin import REPO, run_pytest
 
 RRELU_BUG = "pytorch/pytorch#193671"
 OFFLOAD_BUG = "pytorch/pytorch#185015"
@@ -91,33 +91,6 @@ def test_the_results_file_stores_the_level_its_verdict_derives_from(tmp_path):
     records = json.loads(results.read_text())["records"]
     assert {(r["status"], r["expected"], r["level"]) for r in records} == {("fail", None, "SHOULD")}
     assert {r.verdict for r in read_results(results).records} == {"should"}
-
-
-REFERENCE_BASED = ("tests.correct.reference_alias", "tests.correct.own_errors_and_warnings")
-
-
-@pytest.mark.parametrize("impl", ["tests.correct.torch_alias", "tests.correct.own_reentrant", *REFERENCE_BASED,
-                                  "tests.correct.restores_python_generators", "tests.correct.serializes_recomputes",
-                                  "tests.correct.restores_module_buffers"])
-def test_correct_implementations_without_declarations_pass_the_whole_suite(impl, tmp_path):
-    """Their only failures are torch's real bugs (rrelu's gradient, eager CPU offload), inherited by those
-    built on torch's non-reentrant checkpoint: each stays a failure, and its message names the upstream issue."""
-    results = tmp_path / "results.json"
-    done = run_pytest(f"--impl={impl}", f"--results={results}", "-q", "-p", "no:cacheprovider")
-    records = read_results(results).records
-    failing = [r for r in records if r.verdict not in ("pass", "skip", "should", "differs", "unsupported")]
-    bugs = load_known_upstream()
-
-    def named_upstream_bug(r):
-        return any(b.explains(nodeid=r.nodeid, clauses=r.clauses, variant=r.variant) and b.bug in r.message
-                   for b in bugs)
-
-    assert all(named_upstream_bug(r) for r in failing), [(r.nodeid, r.verdict, r.message[:300]) for r in failing]
-    assert done.returncode == (1 if failing else 0), done.stdout[-3000:]
-    if impl not in REFERENCE_BASED:  # the reference keeps buffers as the forward left them (issue 27)
-        assert any(r.verdict == "should" for r in records)  # BatchNorm's running statistics: reported, not failed
-    if impl == "tests.correct.torch_alias":  # torch's own code: it has both bugs
-        assert RRELU_BUG in done.stdout and OFFLOAD_BUG in done.stdout
 
 
 def test_the_runner_exits_zero_on_an_observed_difference_unless_strict(tmp_path, capsys):

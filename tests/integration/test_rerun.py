@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from conformance import draws
 from conformance.results import read_results
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RANDOM_TESTS = ["conformance/suite/test_reqgrad.py::test_non_reentrant_frozen_inputs_with_parameters_and_random_ops",
                 "conformance/suite/test_retain.py::test_repeated_backward_replays_the_forward_random_draws"]
 
@@ -73,7 +73,7 @@ def test_an_implementation_whose_draws_cannot_be_fixed_is_not_run_again(tmp_path
 def test_a_read_of_memory_nobody_wrote_fails_the_re_run_too():
     """torch's early stop leaves rrelu's saved noise buffer unfilled (pytorch/pytorch#193671): its gradients read
     torch.empty's memory. With the draws fixed, that memory may hold the very noise the plain run drew before, so the
-    re-run passed by chance and the failure read as the RNG's (2026-11-28, `tox -e report`); filled, it fails."""
+    re-run passed by chance and the failure read as the RNG's (seen in `tox -e report`); filled, it fails."""
     from torch.utils.checkpoint import checkpoint
 
     from conformance.rerun import uninitialized_memory_filled

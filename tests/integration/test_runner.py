@@ -30,7 +30,7 @@ from conformance.run.ledger import Ledger
 from conformance.run import progress as progress_module
 from conformance.run.progress import Progress
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # ------------------------------------------------------------------------ bookkeeping (no processes)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-SPEC = importlib.util.spec_from_file_location("mutation_driver", Path(__file__).parents[1] / "benchmarks" / "mutation.py")
+SPEC = importlib.util.spec_from_file_location("mutation_driver", Path(__file__).parents[2] / "benchmarks" / "mutation.py")
 mutation = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(mutation)
 

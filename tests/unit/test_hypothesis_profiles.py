@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 
 from conformance.hypothesis_profiles import DEFAULT_PROFILE, PROFILES, register_profiles
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module", autouse=True)

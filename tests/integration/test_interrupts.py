@@ -22,7 +22,7 @@ import pytest
 
 from conformance.results import read_results
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MARK = "CONFORMANCE_INTERRUPT_MARK"
 START_S = 240  # until the ranks have started: torch imported by the runner, the suite collected, two ranks spawned
 END_S = 60  # from the SIGTERM until the interrupted command has exited (the runner's stop grace is 10 s)

@@ -9,7 +9,7 @@ import textwrap
 from importlib import metadata
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # An unrelated project: its own --device option, and a property test that reports the hypothesis
 # settings it runs under.

@@ -11,7 +11,7 @@ import pytest
 from conformance.results import read_results
 from conformance.vocabulary import OUTPUT_DIR
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # A tiny conformance test file: one clause binding both variants, one binding only reentrant.
 SAMPLE_TESTS = """
@@ -191,13 +191,13 @@ def test_declared_deviation_is_expected_and_a_vanished_one_fails(pytester, suite
     expectations.write_text(textwrap.dedent("""
         [[deviation]]
         impl = "off_by_one"
-        clause = "api.forward-value"
+        clauses = "api.forward-value"
         variant = "reentrant"
         cause = { exception = "AssertionError" }
         reason = "adds one"
         [[deviation]]
         impl = "off_by_one"
-        clause = "gradapi.reentrant-rejects-grad"
+        clauses = "gradapi.reentrant-rejects-grad"
         test = "test_reentrant_only"
         cause = { exception = "AssertionError" }
         reason = "claimed wrongly: this test passes"

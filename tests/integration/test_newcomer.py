@@ -26,7 +26,7 @@ import pytest
 from conformance.results import read_results
 from conformance.vocabulary import OUTPUT_DIR, SEVERE
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 IMPL = "tests.mutants.rng.non_reentrant_forces_no_preserve"
 ARTIFACTS = Path(os.environ.get("CONFORMANCE_ARTIFACTS", REPO / OUTPUT_DIR / "artifacts"))
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
@@ -148,7 +148,7 @@ def test_seven_runs_fit_the_index_of_a_1400_px_window(browser, tmp_path):
     """The areas × runs table of seven runs (three implementations' two variants and one more) needs no scrolling."""
     from conformance.__main__ import main
     from conformance.results import write_results
-    from tests.test_report_browser import run
+    from tests.integration.test_report_browser import run
 
     runs = [(impl, variant) for impl in ("torch.utils.checkpoint", "reference_impl", "torch_checkpoint_wrapper")
             for variant in ("reentrant", "non_reentrant")] + [("deepspeed_cpu_checkpointing", "reentrant")]

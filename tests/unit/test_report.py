@@ -22,11 +22,11 @@ MARKUP = "<script>alert(1)</script><b>bold</b> & \"quoted\""
 
 AREAS = {"api": "General API", "rng": "RNG"}
 CLAUSES = {
-    "api.value": Clause("api.value", "api", "value", "MUST", ("reentrant", "non_reentrant"), "s", "text"),
-    "api.grads": Clause("api.grads", "api", "grads", "MUST", ("reentrant", "non_reentrant"), "s", "text"),
-    "api.should": Clause("api.should", "api", "should", "SHOULD", ("reentrant", "non_reentrant"), "s", "text"),
-    "rng.only-nr": Clause("rng.only-nr", "rng", "non-reentrant only", "MUST", ("non_reentrant",), "s", "text"),
-    "rng.untested": Clause("rng.untested", "rng", "no test", "MUST", ("reentrant", "non_reentrant"), "s", "text"),
+    "api.value": Clause("api.value", "api", "value", "MUST", ("reentrant", "non_reentrant"), "s", "text", ()),
+    "api.grads": Clause("api.grads", "api", "grads", "MUST", ("reentrant", "non_reentrant"), "s", "text", ()),
+    "api.should": Clause("api.should", "api", "should", "SHOULD", ("reentrant", "non_reentrant"), "s", "text", ()),
+    "rng.only-nr": Clause("rng.only-nr", "rng", "non-reentrant only", "MUST", ("non_reentrant",), "s", "text", ()),
+    "rng.untested": Clause("rng.untested", "rng", "no test", "MUST", ("reentrant", "non_reentrant"), "s", "text", ()),
 }
 
 
@@ -227,7 +227,7 @@ def test_report_command_rejects_a_file_that_is_not_results(tmp_path, capsys):
 
 def test_observed_clauses_count_as_torch_compatibility_not_conformance():
     clauses = {**CLAUSES, "api.observed": Clause("api.observed", "api", "what torch does", "OBSERVED",
-                                                 ("reentrant", "non_reentrant"), "s", "text")}
+                                                 ("reentrant", "non_reentrant"), "s", "text", ())}
     run = results("impl", ("api.value", "reentrant", "pass"), ("api.observed", "reentrant", "fail"))
     m = build([("r.json", run)], clauses=clauses, areas=AREAS)
     assert (m.implementation_score("impl").conforming, m.implementation_score("impl").applicable) == (1, 1)

@@ -10,7 +10,7 @@ from conformance import facts
 from conformance.facts import clause_ids_of
 from conformance.registry import load_clauses
 from conformance.results import read_results
-from conformance.vocabulary import SEVERE, VIOLATIONS
+from conformance.vocabulary import VIOLATIONS
 from tests.mutants import mutant_names
 
 # Clauses no mutant can violate on this kind of machine, with the reason. Keep it short.
@@ -101,14 +101,3 @@ def test_every_clause_is_targeted_by_a_mutant():
     targeted = {c for name in mutant_names() for c in importlib.import_module(f"tests.mutants.{name}").TARGET_CLAUSES}
     untargeted = [c for c in load_clauses() if c not in targeted and c not in UNMUTATED]
     assert not untargeted, f"clauses no mutant shows the suite can flag: {untargeted}"
-
-
-@pytest.mark.parametrize("impl", ["torch.utils.checkpoint", "reference_impl"])
-def test_correct_implementations_pass_every_clause(impl, tmp_path):
-    """The other half of the proof: what flags the mutants lets correct implementations through."""
-    results = tmp_path / "results.json"
-    pytest.main([f"--impl={impl}", f"--results={results}", "-q", "-p", "no:cacheprovider", "conformance/suite"])
-    records = read_results(results).records
-    assert records, "the suite ran no test"
-    bad = [f"{r.nodeid}: {r.verdict}: {r.message[:200]}" for r in records if r.verdict in SEVERE]
-    assert not bad, f"{impl} does not pass the suite:\n" + "\n".join(bad)
