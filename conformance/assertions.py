@@ -10,13 +10,13 @@ import warnings
 import torch
 
 from conformance.adapters._support import Unsupported
-from conformance.causes import Differs, exception_cause
+from conformance.causes import DifferenceFound, exception_cause
 
 
 def _check(condition, observable: str, detail: str) -> None:
     """``assert condition`` whose failure's cause is a difference in ``observable`` (conformance/causes.py)."""
     if not condition:
-        raise Differs(observable, detail)
+        raise DifferenceFound(observable, detail)
 
 
 def _assert_close(actual, expected, observable: str, what) -> None:
@@ -24,7 +24,7 @@ def _assert_close(actual, expected, observable: str, what) -> None:
     try:
         torch.testing.assert_close(actual, expected)
     except AssertionError as exc:
-        raise Differs(observable, what(str(exc))) from None
+        raise DifferenceFound(observable, what(str(exc))) from None
 
 
 def _flat(values):
@@ -156,7 +156,7 @@ def assert_raises(expected, what="an error"):
         if not satisfies(raised, expected):
             raise _unexpected(raised, expected, what) from raised
         return
-    raise Differs("exception", f"expected {what} ({_names(expected)}), nothing was raised")
+    raise DifferenceFound("exception", f"expected {what} ({_names(expected)}), nothing was raised")
 
 
 def backward_of_sum(output):
@@ -175,7 +175,7 @@ def assert_rejected(expected, what, call, *args, then=None, **kwargs):
             raise _unexpected(raised, expected, what) from raised
         return
     if then is None:
-        raise Differs("exception", f"expected {what} ({_names(expected)}), the call returned normally")
+        raise DifferenceFound("exception", f"expected {what} ({_names(expected)}), the call returned normally")
     with assert_raises(expected, f"{what} (at backward, since the call returned)"):
         then(result)
 

@@ -3,7 +3,7 @@
 A cause is either an **exception** (its type, with the names of its bases, and its message) or a
 **difference** the suite observed between the checkpointed run and the plain one (the observable that
 differs, ``conformance/oracle/observe.py``'s vocabulary, and a detail). The oracle reports differences;
-the assertion helpers (conformance/assertions.py) raise :class:`Differs`, a difference too; anything else
+the assertion helpers (conformance/assertions.py) raise :class:`DifferenceFound`, a difference too; anything else
 a test raises is an exception cause.
 
 Three readers, one notion:
@@ -90,7 +90,7 @@ def _masked(text: str) -> str:
     return re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", text)
 
 
-class Differs(AssertionError):
+class DifferenceFound(AssertionError):
     """A test's assertion found the checkpointed run different from the plain one in one observable: the
     failure's cause is that difference (the message stays the assertion's)."""
 
@@ -99,7 +99,7 @@ class Differs(AssertionError):
         self.causes = (Cause("difference", observable, detail),)
 
     @classmethod
-    def of(cls, message: str, causes) -> "Differs":
+    def of(cls, message: str, causes) -> "DifferenceFound":
         """A failure that found several differences (the oracle's): its message, and each difference a cause."""
         error = cls("", message)
         error.causes = tuple(causes)
@@ -194,7 +194,7 @@ class Pattern:
 
     @classmethod
     def parse(cls, entry) -> tuple["Pattern", ...]:
-        """A declaration's ``cause``: one table or a list of them, or ``"any"``."""
+        """A declaration's ``failure``: one table or a list of them, or ``"any"``."""
         if entry == "any":
             return (cls(anything=True),)
         entries = entry if isinstance(entry, list) else [entry]

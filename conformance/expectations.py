@@ -22,7 +22,7 @@ from pydantic import AfterValidator, BeforeValidator
 from conformance.capabilities import Capabilities
 from conformance.causes import Pattern, root, unmatched
 from conformance.datafiles import FORBID, DataFileError, Names, entries, read_toml
-from conformance.facts import Expected, Facts, KnownBug
+from conformance.facts import Expected, Facts, UpstreamBug
 from conformance.ids import canonical_id
 from conformance.registry import Clause, load_clauses
 from conformance.results import Results
@@ -47,7 +47,7 @@ Causes = Annotated[tuple[Pattern, ...], BeforeValidator(lambda v: [Pattern(anyth
 @dataclass(frozen=True)
 class Deviation:
     """A known deviation: the tests it covers (implementations, clauses, optionally a variant, a device and
-    node-id substrings, each field one name or several) fail, for ``reason``, the way ``cause`` says
+    node-id substrings, each field one name or several) fail, for ``reason``, the way ``failure`` says
     (conformance/causes.py). One cause, one entry: a cause several rows or clauses show is written once."""
 
     __pydantic_config__ = FORBID  # conformance/datafiles.py
@@ -55,7 +55,7 @@ class Deviation:
     impl: Impls  # canonical ids (any spelling in the file is canonicalized)
     clauses: Names
     reason: str
-    cause: Causes  # what the failure looks like
+    failure: Causes  # what the failure looks like
     variant: str | None = None
     device: str | None = None
     test: Names = ()  # node id substrings: any of them; () for every test
@@ -95,7 +95,7 @@ def _checked(path: Path, table: str, declarations: list) -> list:
         if table == "deviation":
             problems += ["names no clause"] * (not declaration.clauses)
             problems += ['a deviation names the failure it expects; "any" is a row\'s breakage'] * any(
-                p.anything for p in declaration.cause)
+                p.anything for p in declaration.failure)
         if problems:
             raise DataFileError(f"{path}: [[{table}]] #{index} ({_label(declaration)}): {'; '.join(problems)}")
     return declarations
@@ -140,12 +140,12 @@ def expected_for(*, impl: str, capabilities: Capabilities, clause_ids, variant: 
 def explains(declarations, causes) -> bool:
     """Whether the declarations covering a failure explain it: each of its causes matches a cause one of them
     declares."""
-    return not unmatched(causes, [p for d in declarations for p in d.cause])
+    return not unmatched(causes, [p for d in declarations for p in d.failure])
 
 
 def unexplained(declarations, causes) -> str:
     """Why declarations that cover a failure do not explain it ("declared for X, this is Y")."""
-    patterns = [p for d in declarations for p in d.cause]
+    patterns = [p for d in declarations for p in d.failure]
     others = unmatched(causes, patterns)
     return (f"declared ({'; '.join(dict.fromkeys(str(p) for p in patterns))}) for: {declarations[0].reason[:200]}; "
             f"this failure is {'; '.join(str(c)[:200] for c in others)}")
@@ -166,21 +166,21 @@ class KnownUpstream:
     summary: str  # what goes wrong, in a sentence
     clauses: Names = ()  # optional: only the failures charged to these clauses
     variant: str | None = None
-    cause: Causes = ()  # optional: only the failures that look so (conformance/causes.py)
+    failure: Causes = ()  # optional: only the failures that look so (conformance/causes.py)
 
     def explains(self, *, nodeid: str, clauses, variant, causes=()) -> bool:
         return (any(test in nodeid for test in self.test) and self.variant in (None, variant)
                 and (not self.clauses or bool(set(self.clauses) & set(clauses)))
-                and (not self.cause or not causes or not unmatched(causes, self.cause)))
+                and (not self.failure or not causes or not unmatched(causes, self.failure)))
 
     @property
-    def known_bug(self) -> KnownBug:
+    def upstream_bug(self) -> UpstreamBug:
         """What a record of a failure it explains carries."""
-        return KnownBug(self.bug, self.url, self.summary)
+        return UpstreamBug(self.bug, self.url, self.summary)
 
     @property
     def note(self) -> str:
-        return self.known_bug.note
+        return self.upstream_bug.note
 
 
 def load_known_upstream(path: Path = EXPECTATIONS_PATH) -> list[KnownUpstream]:
@@ -200,7 +200,7 @@ class Breakage:
     variant: str | None = None
     torch: str | None = None  # a torch release "x.y": the breakage holds only when that torch is under test
     clauses: Names = ()  # where one row has several root causes: the tests (of these clauses) each covers
-    cause: Causes = ()  # what its failures look like (conformance/causes.py)
+    failure: Causes = ()  # what its failures look like (conformance/causes.py)
 
     @property
     def expected(self) -> Expected:
@@ -236,10 +236,10 @@ def _load(path: Path) -> Expectations:
     raw = read_toml(path, TABLES)
     for table in ("deviation", "breakage"):  # so that a declaration cannot hide a failure it was not written for
         for index, entry in enumerate(raw[table], start=1):
-            if "cause" not in entry:
-                raise DataFileError(f"{path}: [[{table}]] #{index} ({_entry_label(entry)}): names no cause: say what its "
-                                    "failure looks like, cause = { exception = ..., message = ... } or { observable = ..., "
-                                    "detail = ... } (the failure's message shows it)")
+            if "failure" not in entry:
+                raise DataFileError(f"{path}: [[{table}]] #{index} ({_entry_label(entry)}): names no failure: say what the "
+                                    "failure it expects looks like, failure = { exception = ..., message = ... } or "
+                                    "{ observable = ..., detail = ... } (the failure's message shows its causes)")
     read = {table: _checked(path, table, entries(path, table, raw[table], model, name=_entry_label))
             for table, model in (("deviation", Deviation), ("breakage", Breakage), ("known_upstream", KnownUpstream))}
     breakages = sorted(read["breakage"], key=lambda breakage: not breakage.clauses)
@@ -265,7 +265,7 @@ def judge(facts: Facts, *, nodeid: str, status: str, impl: str, capabilities: Ca
         if expected is None:
             expected = _jointly_expected(facts, nodeid=nodeid, impl=impl, torch_release=torch_release,
                                          expectations=expectations, causes=causes)
-        upstream = next((bug.known_bug for bug in expectations.known_upstream
+        upstream = next((bug.upstream_bug for bug in expectations.known_upstream
                          if bug.explains(nodeid=nodeid, clauses=facts.clauses, variant=facts.variant, causes=causes)), None)
     return replace(facts.charged(facts.clauses), expected=expected, upstream=upstream)
 
@@ -291,7 +291,7 @@ def _jointly_expected(facts: Facts, *, nodeid: str, impl: str, torch_release: st
 def _root_declaration(declared: list, causes):
     """Of the declarations explaining a failure, the one that declares its root cause (its reason is the failure's)."""
     first = root(causes)
-    return next((d for d in declared if first is None or any(p.matches(first) for p in d.cause)), declared[0])
+    return next((d for d in declared if first is None or any(p.matches(first) for p in d.failure)), declared[0])
 
 
 def mismatch(facts: Facts, *, nodeid: str, impl: str, torch_release: str, expectations: Expectations) -> str | None:
@@ -337,7 +337,7 @@ def stale_declarations(results: Results, breakages: list) -> list:
 
 
 def _names_a_cause_of(declaration, header: dict, record) -> bool:
-    return _covers(declaration, header, record) and any(p.matches(c) for p in declaration.cause for c in record.facts.causes)
+    return _covers(declaration, header, record) and any(p.matches(c) for p in declaration.failure for c in record.facts.causes)
 
 
 def _covers(breakage, header: dict, record) -> bool:
@@ -359,7 +359,7 @@ def declaration_text(*, impl: str, clauses, variants, patterns) -> str:
     lines = ["[[deviation]]", f"impl = {json.dumps(impl)}",
              f"clauses = {json.dumps(clauses[0] if len(clauses) == 1 else clauses)}",
              *([f"variant = {json.dumps(variants.pop())}"] if len(variants) == 1 else []),
-             "cause = " + (causes[0] if len(causes) == 1 else "[" + ",\n         ".join(causes) + "]"),
+             "failure = " + (causes[0] if len(causes) == 1 else "[" + ",\n         ".join(causes) + "]"),
              'reason = ""  # why it deviates (what the package does, and where): the loader rejects an empty reason']
     return "\n".join(lines)
 

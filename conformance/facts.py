@@ -36,7 +36,7 @@ class Expected:
 
 
 @dataclass(frozen=True)
-class KnownBug:
+class UpstreamBug:
     """A bug of an upstream project (torch) that explains a failure (``[[known_upstream]]``, expectations.toml)."""
 
     __pydantic_config__ = FORBID
@@ -57,7 +57,7 @@ class Facts:
     level: str | None = None  # the level it is held to: the strictest of its clauses' (None: from the registry)
     expected: Expected | None = None  # None: expected to pass
     notes: tuple[str, ...] = ()  # what the implementation noted while the test ran (docs/IMPLEMENTING.md)
-    upstream: KnownBug | None = None  # the known upstream bug its failure matches
+    upstream: UpstreamBug | None = None  # the known upstream bug its failure matches
     reproducer: str | None = None  # a standalone script reproducing its failure, relative to the results file
     causes: tuple[Cause, ...] = ()  # what its failure looks like (conformance/causes.py); () where it did not fail
 
@@ -68,7 +68,7 @@ class Facts:
         if isinstance(self.expected, dict):
             object.__setattr__(self, "expected", Expected(**self.expected))
         if isinstance(self.upstream, dict):
-            object.__setattr__(self, "upstream", KnownBug(**self.upstream))
+            object.__setattr__(self, "upstream", UpstreamBug(**self.upstream))
         if self.level is None:
             object.__setattr__(self, "level", level_of(self.clauses))
 

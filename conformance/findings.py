@@ -53,14 +53,14 @@ class Finding:
     tox_env: str  # the env of `tox -m compat` where the package is installed
     right: str  # the module the script passes on: torch.utils.checkpoint, or reference_impl for torch's findings
     declaration: Declaration
-    upstream: str = ""  # owner/repo#N once reported
+    reported_as: str = ""  # owner/repo#N once reported
     url: str = ""
     verified: bool = True  # False: written from the recorded cause, never run on the package here
     searched: str = ""  # where and when upstream was searched, and what came closest
 
     @property
     def status_text(self) -> str:
-        return f"{self.status} as {self.upstream}" if self.upstream else self.status
+        return f"{self.status} as {self.reported_as}" if self.reported_as else self.status
 
 
 def load_findings(path: Path = FINDINGS_PATH) -> list[Finding]:
@@ -74,8 +74,8 @@ def load_findings(path: Path = FINDINGS_PATH) -> list[Finding]:
         problems = [f"unknown clause {c!r}" for c in {finding.clause, finding.declaration.clause} if c not in clauses]
         if finding.status not in STATUSES:
             problems.append(f"status {finding.status!r} is none of {STATUSES}")
-        if (finding.status == "reported") != bool(UPSTREAM.fullmatch(finding.upstream)):
-            problems.append("a reported finding, and only one, names its report as upstream = 'owner/repo#N'")
+        if (finding.status == "reported") != bool(UPSTREAM.fullmatch(finding.reported_as)):
+            problems.append("a reported finding, and only one, names its report as reported_as = 'owner/repo#N'")
         if not finding.script.is_file():
             problems.append(f"no script {finding.script}")
         if problems:

@@ -28,7 +28,7 @@ import torch
 import torch.utils.deterministic
 
 from conformance import draws, facts
-from conformance.causes import Differs, causes_of, root
+from conformance.causes import DifferenceFound, causes_of, root
 
 MARKER = "charges_its_draws"
 EXCEPTION_CLAUSE = "rng.same-gradients"  # an exception that vanishes with fixed draws: what the recompute drew decided it
@@ -56,7 +56,7 @@ def pytest_pyfunc_call(pyfuncitem):
             raise
         if cause.kind == "exception":
             facts.charge(pyfuncitem, [EXCEPTION_CLAUSE])
-        raise Differs("rng", f"{cause.name} differ(s) only with the random draws (with each drawn from a fixed seed, "
+        raise DifferenceFound("rng", f"{cause.name} differ(s) only with the random draws (with each drawn from a fixed seed, "
                              f"the test passes): {cause.detail}") from failure
 
 

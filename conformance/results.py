@@ -38,7 +38,7 @@ from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only 
 from pydantic import create_model, with_config
 
 from conformance.datafiles import FORBID, DataFileError, schema, validated
-from conformance.facts import Expected, Facts, KnownBug
+from conformance.facts import Expected, Facts, UpstreamBug
 from conformance.vocabulary import DEVICES, FEATURES, STATUSES, VARIANTS, verdict
 
 
@@ -47,7 +47,7 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-__all__ = ["Expected", "Facts", "KnownBug", "Record", "Results", "SCHEMA", "read_results", "write_results"]
+__all__ = ["Expected", "Facts", "UpstreamBug", "Record", "Results", "SCHEMA", "read_results", "write_results"]
 
 SCHEMA = 5
 READABLE = (2, 3, 4, SCHEMA)  # read by ResultsFile; schema 1 is converted first

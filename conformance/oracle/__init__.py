@@ -20,7 +20,7 @@ from conformance.oracle.program import HEALTHY_STEPS, RANDOM_OPS, Nested, Progra
 
 
 @dataclass(frozen=True)
-class Violation:
+class ChargedDifference:
     observed: observe.Difference  # as the observer found it: what a reproducer script shows
     clause: str  # the clause it is charged to
     drawn: bool = False  # it differs only while the region draws random numbers
@@ -37,7 +37,7 @@ class Violation:
         return Cause("difference", self.difference.observable, self.difference.detail, step=self.difference.step)
 
 
-def violations(program: Program, implementation) -> list[Violation]:
+def violations(program: Program, implementation) -> list[ChargedDifference]:
     """The differences between the program run through the implementation and run plainly that no clause
     allows, each charged to the clause it violates, and to the other variant where the difference is the doing of
     the checkpoints of that variant nested in the region (it vanishes with them made of the outer variant)."""
@@ -48,19 +48,19 @@ def violations(program: Program, implementation) -> list[Violation]:
     return found
 
 
-def _violations(program: Program, implementation) -> list[Violation]:
+def _violations(program: Program, implementation) -> list[ChargedDifference]:
     found = differences(program, implementation)
     debug = program.option.get("debug") is True or True in program.switch_values("debug")
     if found and debug and not program.reentrant and not differences(_without_debug(program), implementation):
         # debug=True only adds information to a checkpoint's errors: what differs only with it violates that
-        return [Violation(d, "debug.trace-in-errors") for d in found]
+        return [ChargedDifference(d, "debug.trace-in-errors") for d in found]
     if found and program.random and not differences(_without_random(program), implementation):
         # what differs only while the region draws random numbers is the RNG replay's, whatever else the program
         # does (autograd inside, a grad mode, a backward kind): a failure of the rng clauses, whose cause is the RNG
         # and of those, what differs only after a fault is the state the fault left behind
         left_by_the_fault = bool(program.raises) and not differences(replace(program, armed=False), implementation)
-        return [Violation(d, _rng_clause(d, program, left_by_the_fault), drawn=True) for d in found]
-    return [Violation(d, charged_clause(d, program)) for d in found]
+        return [ChargedDifference(d, _rng_clause(d, program, left_by_the_fault), drawn=True) for d in found]
+    return [ChargedDifference(d, charged_clause(d, program)) for d in found]
 
 
 def _nests(program: Program, variant: str) -> bool:

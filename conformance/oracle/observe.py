@@ -442,7 +442,7 @@ def settings() -> dict:
     found["python random"] = random.getstate
     if "numpy" in sys.modules:  # read only where the process has NumPy already: scripts need only torch
         found["numpy random"] = functools.partial(sys.modules["numpy"].random.get_state, legacy=False)
-    found["checkpoint switches"] = _checkpoint_switches()  # one entry: Record pops it while the caller holds one
+    found["checkpoint switches"] = _checkpoint_switches()  # one entry: Observation pops it while the caller holds one
     return found
 
 
@@ -498,14 +498,14 @@ class Step:
     gradients: dict = field(default_factory=dict)
     objects: dict = field(default_factory=dict)
     state: dict = field(default_factory=dict)
-    hooks: tuple = ()  # the labels of the program's hooks that fired during the step, in order (Record.fired)
-    alive: frozenset = frozenset()  # the followed tensors alive after the step (Record.follow), before a collection
+    hooks: tuple = ()  # the labels of the program's hooks that fired during the step, in order (Observation.fired)
+    alive: frozenset = frozenset()  # the followed tensors alive after the step (Observation.follow), before a collection
     collected: frozenset = frozenset()  # of those, the ones the garbage collector then freed (a reference cycle held them)
     held_packs: int = 0  # tensors the program made, packed by the caller's saved-tensor hooks, the graph holds after the step
     precision: object = None  # the lowest autocast dtype the program has computed in so far: its values are compared at it
 
 
-class Record:
+class Observation:
     """Called by the program for each step; keeps one Step per step run."""
 
     def __init__(self):
@@ -667,7 +667,7 @@ def observe(run, api) -> list[Step]:
     The garbage collector runs only where the record asks (after each step), over the objects made since
     the program started (what existed before is frozen), so that each collection is quick and a tensor that
     only a reference cycle holds is told from one that is freed when its last reference goes."""
-    record = Record()
+    record = Observation()
     logging_disabled = logging.root.manager.disable
     logging.disable(logging.CRITICAL)
     collecting = gc.isenabled()

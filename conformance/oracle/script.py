@@ -31,7 +31,7 @@ def _module_source(module) -> str:
 
 def reproducer(program: Program | str, module: str, differences, lifecycle: bool = False) -> str:
     """The script for a program (or a lifecycle program's source) and the differences the observer found in it
-    (Violation.observed); a lifecycle program runs against world.PLAIN_TWIN, with world.py's names."""
+    (ChargedDifference.observed); a lifecycle program runs against world.PLAIN_TWIN, with world.py's names."""
     source = program if isinstance(program, str) else program.source()
     names = "\n".join(f"{name} = {value!r}" for name, value in EMBEDDED_NAMES.items())
     observer = names + "\n" + _module_source(observe) + ("\n\n\n" + _module_source(world)) * lifecycle

@@ -146,7 +146,7 @@ def cause_groups(found) -> list[CauseGroup]:
 
 
 @dataclass
-class Row:
+class ClauseRow:
     clause: Clause
     cells: dict[Column, Cell]
 
@@ -160,7 +160,7 @@ class Row:
 class Area:
     id: str
     title: str
-    rows: list[Row]
+    rows: list[ClauseRow]
 
     @property
     def tested(self) -> bool:
@@ -196,7 +196,7 @@ class Matrix:
     runs: list[Run]
 
     @property
-    def rows(self) -> list[Row]:
+    def rows(self) -> list[ClauseRow]:
         return [row for area in self.areas for row in area.rows]
 
     @property
@@ -305,7 +305,7 @@ def build(results: list[tuple[str, Results]], clauses: dict[str, Clause] | None 
                     cells[column] = Cell(NA, records)
                 else:
                     cells[column] = Cell(cell_verdict(records), records)
-            rows.append(Row(clause, cells))
+            rows.append(ClauseRow(clause, cells))
         if rows:
             matrix_areas.append(Area(area_id, title, rows))
     return Matrix(columns, matrix_areas, runs)

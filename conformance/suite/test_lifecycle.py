@@ -24,7 +24,7 @@ from hypothesis import note, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from conformance import facts
-from conformance.causes import Cause, Differs
+from conformance.causes import Cause, DifferenceFound
 from conformance.oracle import lifecycle, observe
 from conformance.oracle.script import reproducer as reproducer_script
 
@@ -59,14 +59,14 @@ def test_any_sequence_of_a_callers_actions_behaves_as_without_checkpoint(ckpt, r
         message = (f"the checkpointed lifecycle differs from the plain one ({len(found)} difference(s)):\n  "
                    + "\n  ".join(lines))
         scripts[message] = reproducer_script(program.source(), ckpt.impl.module.__name__, observed, lifecycle=True)
-        raise Differs.of(message, [Cause("difference", d.observable, d.detail, step=d.step) for d in observed])
+        raise DifferenceFound.of(message, [Cause("difference", d.observable, d.detail, step=d.step) for d in observed])
 
     machine = lifecycle.lifecycle_machine(ckpt.variant, ckpt.impl.capabilities, check)
     budget = settings(settings(), stateful_step_count=ACTIONS, max_examples=settings().max_examples * SEQUENCES)
     try:
         run_state_machine_as_test(machine, settings=budget)
-    except Differs as failure:  # the sequence hypothesis reports (the shrunk one), not the last one it ran
+    except DifferenceFound as failure:  # the sequence hypothesis reports (the shrunk one), not the last one it ran
         where = reproducer(scripts[str(failure)])
         where = where.relative_to(Path.cwd()) if where.is_relative_to(Path.cwd()) else where  # as a user types it
-        raise Differs.of(f"{failure}\n\nreproducer (a standalone script, torch and the implementation only): "
+        raise DifferenceFound.of(f"{failure}\n\nreproducer (a standalone script, torch and the implementation only): "
                          f"python {where}", failure.causes) from None

@@ -42,7 +42,7 @@ if int(transformers.__version__.split(".")[0]) < 5:  # its families and hook are
                 "(an implementation's own pin, e.g. colossalai's)", allow_module_level=True)
 
 from conformance import draws  # noqa: E402
-from conformance.causes import Differs  # noqa: E402
+from conformance.causes import DifferenceFound  # noqa: E402
 from conformance.fixtures import model_families  # noqa: E402
 from conformance.fixtures.model_families import build, checkpointed_layers, inputs  # noqa: E402
 from conformance.fixtures.sweeps import same_values  # noqa: E402
@@ -92,7 +92,7 @@ def same_loss(actual, expected):
     try:
         same_values([actual], [expected])
     except AssertionError as exc:
-        raise Differs("result", f"the loss: {exc}") from None
+        raise DifferenceFound("result", f"the loss: {exc}") from None
 
 
 def same_grads(actual, expected):
@@ -101,7 +101,7 @@ def same_grads(actual, expected):
         try:
             same_values([actual[name]], [expected[name]])
         except AssertionError as exc:
-            raise Differs("gradients", f"gradient of {name}: {exc}") from None
+            raise DifferenceFound("gradients", f"gradient of {name}: {exc}") from None
 
 
 _PLAIN = {}  # (family name, draws fixed) -> (loss, next draw, gradients) of the un-checkpointed run, shared by the variants

@@ -24,7 +24,7 @@ from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 from conformance import facts, oracle
-from conformance.causes import Differs
+from conformance.causes import DifferenceFound
 from conformance.vocabulary import FEATURES
 from conformance.oracle import covering, observe
 from conformance.oracle.script import reproducer as reproducer_script
@@ -50,7 +50,7 @@ def check(ckpt, program, request, write_reproducer):
     lines = [f"{v.clause}: {v.difference}" for v in sorted(found, key=lambda v: telling.index(v.observed))[:8]]
     # The program's source is the note above (hypothesis prints it with the message, the shrunk one), the
     # script (observer and all: ~560 lines) only named.
-    raise Differs.of(
+    raise DifferenceFound.of(
         f"the checkpointed program differs from the plain one ({len(found)} difference(s)):\n  " + "\n  ".join(lines)
         + f"\n\nreproducer (a standalone script, torch and the implementation only): python {where}",
         [v.cause for v in found])

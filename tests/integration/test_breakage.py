@@ -11,7 +11,7 @@ from conformance.run.supervisor import Outcome
 
 FILE = "conformance/suite/test_exceptions.py"
 # What the mutant's leaked hooks look like: a later test's saved tensors reach them, and the harness finds them left.
-LEAK = ('cause = [{ exception = "RuntimeError", message = "saved-tensor hook leaked" }, '
+LEAK = ('failure = [{ exception = "RuntimeError", message = "saved-tensor hook leaked" }, '
         '{ exception = "LeftoverState", message = "left global state behind" }]')
 
 
@@ -45,8 +45,8 @@ def test_another_row_is_not_covered(tmp_path):
 
 def test_a_breakage_of_some_clauses_wins_over_its_rows_whatever_the_order(tmp_path):
     path = tmp_path / "expectations.toml"
-    path.write_text('[[breakage]]\nimpl = "x"\ncause = { observable = "state" }\nreason = "the whole row"\n\n'
-                    '[[breakage]]\nimpl = "x"\nclauses = ["exceptions.no-leftover-state"]\ncause = { observable = "state" }\n'
+    path.write_text('[[breakage]]\nimpl = "x"\nfailure = { observable = "state" }\nreason = "the whole row"\n\n'
+                    '[[breakage]]\nimpl = "x"\nclauses = ["exceptions.no-leftover-state"]\nfailure = { observable = "state" }\n'
                     'reason = "its own cause"\n')
     record = Record("t[non_reentrant]", Facts(["exceptions.no-leftover-state"], "non_reentrant", "cpu"), "fail", "", 0.0)
     judged = rejudge(Results({"implementation": "x", "torch": "2.13.0"}, [record]), [], breakages=load_breakages(path))
@@ -55,7 +55,7 @@ def test_a_breakage_of_some_clauses_wins_over_its_rows_whatever_the_order(tmp_pa
 
 def test_breakages_need_a_reason(tmp_path):
     path = tmp_path / "expectations.toml"
-    path.write_text('[[breakage]]\nimpl = "x"\ncause = { observable = "state" }\nreason = " "\n')
+    path.write_text('[[breakage]]\nimpl = "x"\nfailure = { observable = "state" }\nreason = " "\n')
     with pytest.raises(ValueError, match="no reason"):
         load_breakages(path)
 

@@ -126,7 +126,7 @@ def test_known_upstream_entries_name_registered_clauses(tmp_path):
         url = "https://example.org"
         summary = "s"
         clauses = ["no.such-clause"]
-        cause = { observable = "gradients" }
+        failure = { observable = "gradients" }
     """))
     with pytest.raises(ValueError, match="no.such-clause"):
         load_known_upstream(path)

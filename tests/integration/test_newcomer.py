@@ -31,7 +31,8 @@ IMPL = "tests.mutants.rng.non_reentrant_forces_no_preserve"
 ARTIFACTS = Path(os.environ.get("CONFORMANCE_ARTIFACTS", REPO / OUTPUT_DIR / "artifacts"))
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 # The flow runs the whole suite twice (pytest, then `run`): minutes, more than the per-test limit (pyproject.toml) allows the
-# module's first test, whose setup it is.
+# module's first test, whose setup it is. (tox runs the self-tests with `--dist loadfile`: a module's tests share one
+# pytest-xdist worker, so that the flow runs once, not once per worker.)
 pytestmark = pytest.mark.timeout(1800)
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.capabilities import Capabilities
-from conformance.causes import Cause, Differs, Pattern, causes_of, root
+from conformance.causes import Cause, DifferenceFound, Pattern, causes_of, root
 from conformance.expectations import Expectations, judge, load_deviations
 from conformance.facts import Facts
 from conformance.results import read_results
@@ -29,7 +29,7 @@ def test_an_exception_cause_matches_its_type_a_base_and_its_message():
 
 
 def test_a_difference_carries_its_observable_and_a_group_its_members_causes():
-    group = ExceptionGroup("two", [Differs("gradients", "x: values differ"), ValueError("bad")])
+    group = ExceptionGroup("two", [DifferenceFound("gradients", "x: values differ"), ValueError("bad")])
     found = causes_of(group)
     assert [(c.kind, c.name) for c in found] == [("difference", "gradients"), ("exception", "ValueError")]
     assert root(found).name == "ValueError"  # an exception explains what follows it
@@ -64,13 +64,13 @@ def _judged(expectations, *causes):
 
 
 def test_a_declaration_explains_only_the_failure_its_cause_names(tmp_path):
-    expectations = _declared(tmp_path, 'cause = { exception = "TypeError", message = "dict outputs" }')
+    expectations = _declared(tmp_path, 'failure = { exception = "TypeError", message = "dict outputs" }')
     assert _judged(expectations, Cause("exception", "TypeError", "dict outputs are not supported")).kind == "deviation"
     assert _judged(expectations, Cause("difference", "result", "values differ")) is None
     # every cause of one failure must be declared: a declared one does not carry an undeclared one
     assert _judged(expectations, Cause("exception", "TypeError", "dict outputs"), Cause("difference", "rng", "")) is None
-    # a declaration that names no cause is rejected: it could hide any failure
-    with pytest.raises(ValueError, match="names no cause"):
+    # a declaration that names no failure is rejected: it could hide any failure
+    with pytest.raises(ValueError, match="names no failure"):
         _declared(tmp_path, None)
 
 
@@ -79,7 +79,7 @@ def test_a_second_undeclared_bug_in_a_declared_clause_fails(tmp_path):
     undeclared bug in the same clause (float16 outputs returned as float32) gets a failure for the second bug."""
     expectations = tmp_path / "expectations.toml"
     expectations.write_text('[[deviation]]\nimpl = "tests.broken.two_bugs_one_clause"\nclauses = "api.forward-value"\n'
-                            'cause = { exception = "TypeError", message = "dict outputs" }\n'
+                            'failure = { exception = "TypeError", message = "dict outputs" }\n'
                             'reason = "refuses dict outputs"\n')
     out = tmp_path / "results.json"
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--impl=tests.broken.two_bugs_one_clause",
@@ -99,7 +99,7 @@ def test_a_declaration_by_cause_goes_stale_when_nothing_fails_its_way(tmp_path):
     from conformance.expectations import run_level, stale_declarations
     from conformance.results import Record, Results
 
-    expectations = _declared(tmp_path, 'cause = { exception = "TypeError", message = "dict outputs" }')
+    expectations = _declared(tmp_path, 'failure = { exception = "TypeError", message = "dict outputs" }')
     assert [d.by_cause for d in expectations.deviations] == [True]
     passed = Record("t::test[dict]", Facts(("api.forward-value",), "non_reentrant", "cpu"), "pass")
     failed = Record("t::test[dict]", Facts(("api.forward-value",), "non_reentrant", "cpu",
@@ -223,9 +223,9 @@ def _a_breakage_and_a_deviation(tmp_path):
     from conformance.expectations import load_breakages
 
     path = tmp_path / "expectations.toml"
-    path.write_text('[[breakage]]\nimpl = "mypkg"\ncause = { exception = "TypeError", message = "cannot save" }\n'
+    path.write_text('[[breakage]]\nimpl = "mypkg"\nfailure = { exception = "TypeError", message = "cannot save" }\n'
                     'reason = "saves every argument"\n\n'
-                    '[[deviation]]\nimpl = "mypkg"\nclauses = "api.forward-value"\ncause = { observable = "lifetimes" }\n'
+                    '[[deviation]]\nimpl = "mypkg"\nclauses = "api.forward-value"\nfailure = { observable = "lifetimes" }\n'
                     'reason = "keeps its output alive"\n')
     return Expectations(tuple(load_deviations(path)), tuple(load_breakages(path)))
 
@@ -261,7 +261,7 @@ def test_a_declaration_is_not_stale_in_a_run_of_a_variant_its_row_does_not_claim
     from conformance.facts import Expected
     from conformance.results import Record, Results
 
-    expectations = _declared(tmp_path, 'cause = { exception = "TypeError", message = "dict outputs" }')
+    expectations = _declared(tmp_path, 'failure = { exception = "TypeError", message = "dict outputs" }')
     unclaimed = Record("t::test[dict]", Facts(("api.forward-value",), "reentrant", "cpu",
                                               expected=Expected("unsupported", "mypkg does not claim reentrant")), "fail")
     assert stale_declarations(Results({"implementation": "mypkg"}, [unclaimed]), run_level(expectations)) == []
@@ -272,8 +272,8 @@ def test_any_failure_is_a_rows_breakage_never_a_clauses_deviation(tmp_path):
 
     assert Pattern.parse("any")[0].matches(Cause("difference", "gradients", "x0 differs"))
     path = tmp_path / "expectations.toml"
-    path.write_text('[[breakage]]\nimpl = "mypkg"\ncause = "any"\nreason = "rewrites its inputs"\n')
-    assert [b.cause for b in load_breakages(path)] == [Pattern.parse("any")]
-    path.write_text('[[deviation]]\nimpl = "mypkg"\nclauses = "api.forward-value"\ncause = "any"\nreason = "r"\n')
+    path.write_text('[[breakage]]\nimpl = "mypkg"\nfailure = "any"\nreason = "rewrites its inputs"\n')
+    assert [b.failure for b in load_breakages(path)] == [Pattern.parse("any")]
+    path.write_text('[[deviation]]\nimpl = "mypkg"\nclauses = "api.forward-value"\nfailure = "any"\nreason = "r"\n')
     with pytest.raises(ValueError, match="breakage"):
         load_deviations(path)

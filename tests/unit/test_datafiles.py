@@ -49,11 +49,11 @@ def test_a_misspelt_key_of_expectations_fails_naming_file_entry_and_field(tmp_pa
         load(path)
 
 
-def test_a_misspelt_key_of_a_declarations_cause_names_the_cause(tmp_path):
+def test_a_misspelt_key_of_a_declarations_failure_names_its_field(tmp_path):
     path = tmp_path / "expectations.toml"
     path.write_text('[[deviation]]\nimpl = "mypkg"\nclauses = "api.forward-value"\nreason = "r"\n'
-                    'cause = { exception = "ValueError", mesage = "x" }\n')
-    with pytest.raises(DataFileError, match=r"\[\[deviation\]\] #1 \(mypkg/api.forward-value\): unknown field 'cause.0.mesage'"):
+                    'failure = { exception = "ValueError", mesage = "x" }\n')
+    with pytest.raises(DataFileError, match=r"\[\[deviation\]\] #1 \(mypkg/api.forward-value\): unknown field 'failure.0.mesage'"):
         Expectations.load(path)
 
 

@@ -72,7 +72,7 @@ def test_a_registry_entry_with_an_unknown_clause_or_a_reported_status_without_it
     registry.write_text(entry.format(clause="api.same-gradients", status="new"))
     assert [f.id for f in findings.load_findings(registry)] == ["x-bug"]
     for clause, status, problem in (("no.such-clause", "new", "unknown clause"),
-                                    ("api.same-gradients", "reported", "upstream = 'owner/repo#N'"),
+                                    ("api.same-gradients", "reported", "reported_as = 'owner/repo#N'"),
                                     ("api.same-gradients", "maybe", "status 'maybe'")):
         registry.write_text(entry.format(clause=clause, status=status))
         with pytest.raises(ValueError, match=problem):
@@ -89,10 +89,10 @@ right = "--impl" in sys.argv  # the run on the finding's right module
 
 def registry_of(tmp_path, body: str, *, package: str = "torch", status: str = "new") -> findings.Finding:
     (tmp_path / "x_bug.py").write_text(SCRIPT.format(body=body))
-    upstream = 'upstream = "o/r#1"\n' if status == "reported" else ""
+    reported_as = 'reported_as = "o/r#1"\n' if status == "reported" else ""
     (tmp_path / "findings.toml").write_text(
         f'[[finding]]\nid = "x-bug"\nproject = "x"\ntitle = "t"\nclause = "api.same-gradients"\nstatus = "{status}"\n'
-        f'{upstream}script = "x_bug.py"\npackage = "{package}"\ntox_env = "x"\nright = "reference_impl"\n'
+        f'{reported_as}script = "x_bug.py"\npackage = "{package}"\ntox_env = "x"\nright = "reference_impl"\n'
         'declaration = { impl = "x", clause = "api.same-gradients" }\n')
     (finding,) = findings.load_findings(tmp_path / "findings.toml")
     return finding

@@ -58,7 +58,7 @@ def test_results_are_judged_again_against_edited_expectations(tmp_path):
         impl = "mypkg"
         clauses = "api.same-gradients"
         test = "test_b"
-        cause = { exception = "RuntimeError", message = "boom" }
+        failure = { exception = "RuntimeError", message = "boom" }
         reason = "declared, but it passes now"
     """)
     judged = rejudge(results, load_deviations(path))
@@ -74,7 +74,7 @@ def test_a_deviation_with_several_test_substrings_covers_the_tests_matching_any(
         impl = "mypkg"
         clauses = "api.forward-value"
         test = ["-int]", "-str]"]
-        cause = { exception = "RuntimeError" }
+        failure = { exception = "RuntimeError" }
         reason = "only some kinds"
     """)
     judged = rejudge(_results("mypkg", records), load_deviations(path))
@@ -97,7 +97,7 @@ def test_report_command_rejudges_without_rerunning(tmp_path):
         [[deviation]]
         impl = "mypkg"
         clauses = "api.forward-value"
-        cause = { exception = "RuntimeError", message = "boom" }
+        failure = { exception = "RuntimeError", message = "boom" }
         reason = "KNOWN-ROUNDING-REASON"
     """)
     command = [sys.executable, "-m", "conformance", "report", str(tmp_path / "in"), "-o", str(tmp_path / "page.html")]
@@ -146,7 +146,7 @@ def test_rejudging_applies_row_level_breakage_to_failures_only(tmp_path):
     path = _expectations(tmp_path, """
         [[breakage]]
         impl = "conformance.adapters.mypkg"
-        cause = { exception = "RuntimeError", message = "boom" }
+        failure = { exception = "RuntimeError", message = "boom" }
         reason = "ROW-CAUSE"
     """)
     results = _results("mypkg", [

@@ -2,12 +2,15 @@
 correctly (tests/correct/), with no expectation declared for them, pass the whole suite. (torch and the reference pass
 it in `tox -e cpu`.)"""
 
+import subprocess
+import sys
+
 import pytest
 
 from conformance.expectations import load_known_upstream
 from conformance.results import read_results
 from tests.integration.test_levels import OFFLOAD_BUG, RRELU_BUG
-from tests.integration.test_plugin import run_pytest
+from tests.integration.test_plugin import MINIMAL_MODULE, REPO, _deviations_of, run_pytest, write_module
 
 pytestmark = pytest.mark.slow  # each runs the whole suite
 
@@ -39,3 +42,25 @@ def test_correct_implementations_without_declarations_pass_the_whole_suite(impl,
         assert RRELU_BUG in done.stdout and OFFLOAD_BUG in done.stdout
 
 
+def test_a_module_without_the_optional_helpers_has_no_failures(tmp_path, monkeypatch):
+    """Only checkpoint and checkpoint_sequential: the tests of the helpers it lacks read unsupported, none fails."""
+    write_module(tmp_path, "minimal_ckpt", MINIMAL_MODULE)
+    monkeypatch.setenv("PYTHONPATH", f"{REPO}:{tmp_path}")
+    out = tmp_path / "r.json"
+    # The reference's own known deviations (BatchNorm's running statistics) are the minimal module's too.
+    expectations = _deviations_of("reference_impl", "minimal_ckpt", tmp_path / "expectations.toml")
+    subprocess.run([sys.executable, "-m", "pytest", "--impl=minimal_ckpt", "-q", "-p", "no:cacheprovider",
+                    f"--expectations={expectations}", f"--results={out}"], cwd=REPO, capture_output=True, text=True,
+                   timeout=600)
+    results = read_results(out)
+    bad = [f"{r.nodeid}: {r.verdict}: {r.message[:150]}" for r in results.records
+           if r.verdict in ("fail", "error", "crash", "timeout")]
+    assert not bad, "\n".join(bad)
+    capabilities = results.header["capabilities"]
+    assert capabilities["source"] == "inferred"
+    assert capabilities["not_provided"] == {"early_stop": "set_checkpoint_early_stop", "debug": "set_checkpoint_debug_enabled",
+                                            "selective_checkpointing": "create_selective_checkpoint_contexts",
+                                            "graph_exec_group": "GraphExecGroup"}
+    unsupported = [r for r in results.records if r.verdict == "unsupported"]
+    assert unsupported, "the tests of the helpers it lacks must read unsupported"
+    assert all("not provided: " in r.expected.reason for r in unsupported)
