@@ -23,7 +23,7 @@ re-measures its own shard; mutants of the sample no run has measured yet are pri
 
 The torch target is the installed torch's torch/utils/checkpoint.py copied at run time (never committed) to
 mutation_target/torch_checkpoint.py in the work folder and bound with --impl; it declares
-CONFORMANCE_ID = "torch.utils.checkpoint" so that torch's declared deviations (expectations.toml) apply to it as
+__conformance__ = {"id": "torch.utils.checkpoint"} so that torch's declared deviations (expectations.toml) apply to it as
 to torch. Its `@torch._disable_dynamo` decorators are dropped from the copy: mutmut leaves decorated functions
 unmutated, and the decorator only steers torch.compile, which this eager CPU selection never runs.
 """
@@ -83,7 +83,7 @@ def prepare_torch(work: Path) -> str:
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "torch_checkpoint.py").write_text(
-        source + '\n\nCONFORMANCE_ID = "torch.utils.checkpoint"  # pragma: no mutate\n')
+        source + '\n\n__conformance__ = {"id": "torch.utils.checkpoint"}  # pragma: no mutate\n')
     return "mutation_target"
 
 

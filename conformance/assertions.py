@@ -9,7 +9,7 @@ import warnings
 
 import torch
 
-from conformance.adapters._support import Unsupported
+from conformance.capabilities import Unsupported
 from conformance.causes import DifferenceFound, exception_cause
 
 

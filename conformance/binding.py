@@ -1,9 +1,20 @@
 """Binds ``--impl`` to an implementation of the ``torch.utils.checkpoint`` API.
 
-This is the only module that knows how an implementation is found. ``--impl`` is either a short
-adapter name (a module in ``conformance/adapters/``, e.g. ``fairscale``) or any importable dotted
-module that exposes ``checkpoint`` and ``checkpoint_sequential`` (and optionally ``CheckpointError``
-and ``CONFORMANCE_CAPABILITIES``). Tests never call the module directly: they get a
+This is the only module that knows how an implementation is found, and the only one that reads what it says of
+itself. ``--impl`` is either a short adapter name (a module in ``conformance/adapters/``, e.g. ``fairscale``) or any
+importable dotted module that exposes ``checkpoint`` and ``checkpoint_sequential`` (and optionally
+``CheckpointError`` and the helpers of vocabulary.OPTIONAL_NAMES). What the module says of itself to the harness is
+one optional object, :data:`PROTOCOL`, every key optional (docs/IMPLEMENTING.md)::
+
+    __conformance__ = {
+        "id": "mypkg",                 # its canonical id (default: the module's name; an adapter's: its short name)
+        "name": "MyPkg checkpoint",    # what people call it, for display (default: the id)
+        "capabilities": {...},         # the variants, features and devices it claims (conformance/capabilities.py)
+        "fixed_draws": True,           # False: its code differs under a re-run with fixed draws (conformance/rerun.py)
+        "notes": take_notes,           # a callable: what it noted since the last call (each test's record keeps them)
+    }
+
+It is checked at the door (an unknown key fails, naming it). Tests never call the module directly: they get a
 :class:`Checkpointer`, bound to one variant, that always passes ``use_reentrant`` explicitly.
 
 An implementation has one canonical id, whatever spelling selected it (conformance/ids.py, which the
@@ -14,13 +25,35 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from types import ModuleType
 
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
+
+from pydantic import with_config
+
 from conformance.capabilities import Capabilities, CapabilityError, read_capabilities
-from conformance.ids import ADAPTERS_PACKAGE, DEFAULT_IMPL, ID_ATTRIBUTE, canonical_id
+from conformance.datafiles import FORBID, DataFileError, validated
+from conformance.ids import ADAPTERS_PACKAGE, DEFAULT_IMPL, canonical_id
 from conformance.vocabulary import CHECKPOINT_ERROR_FALLBACK, OPTIONAL_NAMES, REQUIRED_NAMES
+
+PROTOCOL = "__conformance__"  # the one attribute the harness reads of an implementation module, besides its API
+# The attributes it replaces: a module that still has one is told where its value goes now.
+_REPLACED = {"CONFORMANCE_CAPABILITIES": "capabilities", "CONFORMANCE_ID": "id", "CONFORMANCE_FIXED_DRAWS": "fixed_draws",
+             "conformance_notes": "notes"}
+
+
+@with_config(FORBID)
+class Protocol(TypedDict, total=False):
+    """What an implementation module says of itself (its ``__conformance__``); every key optional."""
+
+    id: str
+    name: str
+    capabilities: dict[str, list[str]]
+    fixed_draws: bool
+    notes: Callable[[], list]
 
 __all__ = ["DEFAULT_IMPL", "BindingError", "Checkpointer", "Implementation", "load_implementation", "module_version"]
 
@@ -34,21 +67,18 @@ class Implementation:
     id: str  # canonical: the same whatever spelling of --impl selected it
     module: ModuleType
     capabilities: Capabilities
-
-    @property
-    def name(self) -> str:
-        """What people call it (an adapter's NAME, e.g. the third-party API it maps), for display."""
-        return str(getattr(self.module, "NAME", self.id))
+    name: str  # what people call it (an adapter's: the third-party API it maps), for display
+    fixed_draws: bool = True  # whether a re-run with fixed draws runs its code as the run did (conformance/rerun.py)
+    notes: Callable[[], list] | None = None
 
     @property
     def version(self) -> str:
         return module_version(self.module)
 
     def take_notes(self) -> list[str]:
-        """What the implementation noted since the last call (its optional ``conformance_notes()``), e.g. a
-        compiled row's graph breaks: the harness records them with the test's result."""
-        take = getattr(self.module, "conformance_notes", None)
-        return [str(note) for note in take()] if callable(take) else []
+        """What the implementation noted since the last call (its protocol's ``notes``), e.g. a compiled row's graph
+        breaks: the harness records them with the test's result."""
+        return [str(note) for note in self.notes()] if self.notes else []
 
     @property
     def checkpoint_error(self) -> type[BaseException] | None:
@@ -76,12 +106,19 @@ def load_implementation(name: str) -> Implementation:
             "checkpoint_sequential(functions, segments, input, use_reentrant=..., **kwargs) "
             "(see docs/IMPLEMENTING.md)"
         )
+    replaced = [f"{attribute} (now {PROTOCOL}[{key!r}])" for attribute, key in _REPLACED.items() if hasattr(module, attribute)]
+    if replaced:
+        raise BindingError(f"--impl={name}: module {module_name!r} says what it is through {', '.join(replaced)}: "
+                           f"the harness reads one object, {PROTOCOL} (docs/IMPLEMENTING.md)")
     try:
-        capabilities = read_capabilities(module)
-    except CapabilityError as exc:
+        said = validated(Protocol, getattr(module, PROTOCOL, {}), where=f"{module_name}.{PROTOCOL}")
+        capabilities = read_capabilities(module, said.get("capabilities"))
+    except (DataFileError, CapabilityError) as exc:
         raise BindingError(f"--impl={name}: {exc}") from None
-    return Implementation(id=str(getattr(module, ID_ATTRIBUTE, None) or canonical_id(module.__name__)),
-                          module=module, capabilities=capabilities)
+    implementation_id = said.get("id") or canonical_id(module.__name__)
+    return Implementation(id=implementation_id, module=module, capabilities=capabilities,
+                          name=said.get("name", implementation_id), fixed_draws=said.get("fixed_draws", True),
+                          notes=said.get("notes"))
 
 
 def module_version(module: ModuleType) -> str:

@@ -1,8 +1,8 @@
 """What an implementation supports: declared by it, or inferred from the names it provides.
 
-An implementation (or its adapter) may declare, as a module attribute::
+An implementation (or its adapter) may declare, in its ``__conformance__`` (conformance/binding.py)::
 
-    CONFORMANCE_CAPABILITIES = {
+    "capabilities": {
         "variants": ["reentrant", "non_reentrant"],   # which use_reentrant values it implements
         "features": ["checkpoint_sequential", ...],    # optional parts of the API (vocabulary.FEATURES)
         "devices": ["cpu", "cuda"],
@@ -22,11 +22,17 @@ from types import ModuleType
 
 from conformance.vocabulary import DEVICES, FEATURES, OPTIONAL_NAMES, VARIANTS
 
-ATTRIBUTE = "CONFORMANCE_CAPABILITIES"
+class Unsupported(Exception):
+    """The implementation's API cannot express this call (a variant, a keyword, preserve_rng_state=False).
+
+    Deliberately not a TypeError, ValueError or RuntimeError (nor NotImplementedError, a RuntimeError):
+    a test that expects the contract's error for a bad call (CheckpointError falls back to RuntimeError
+    for implementations without one) must not be satisfied by the adapter saying "cannot express".
+    """
 
 
 class CapabilityError(ValueError):
-    """A module's CONFORMANCE_CAPABILITIES names something unknown."""
+    """A module's declared capabilities name something unknown."""
 
 
 @dataclass(frozen=True)
@@ -64,17 +70,18 @@ class Capabilities:
                    tuple(data.get("declared", ())), dict(data.get("not_provided", {})))
 
 
-def read_capabilities(module: ModuleType) -> Capabilities:
-    declared = getattr(module, ATTRIBUTE, None) or {}
+def read_capabilities(module: ModuleType, declared: dict | None = None) -> Capabilities:
+    """What the module claims: ``declared`` (its ``__conformance__["capabilities"]``), the rest inferred."""
+    declared = declared or {}
     known = {"variants": set(VARIANTS), "features": set(FEATURES), "devices": set(DEVICES)}
     unknown_keys = set(declared) - set(known)
     if unknown_keys:
-        raise CapabilityError(f"{ATTRIBUTE} has unknown keys {sorted(unknown_keys)}; use {sorted(known)}")
+        raise CapabilityError(f"capabilities has unknown keys {sorted(unknown_keys)}; use {sorted(known)}")
     values = {}
     for key, allowed in known.items():
         claimed = set(declared.get(key, allowed))
         if not claimed <= allowed:
-            raise CapabilityError(f"{ATTRIBUTE}[{key!r}] names unknown {sorted(claimed - allowed)}; known: {sorted(allowed)}")
+            raise CapabilityError(f"capabilities[{key!r}] names unknown {sorted(claimed - allowed)}; known: {sorted(allowed)}")
         values[key] = frozenset(claimed)
     not_provided = {}
     if "features" not in declared:

@@ -345,6 +345,12 @@ def _covers(breakage, header: dict, record) -> bool:
                            torch_release=release_of(header.get("torch", "")), clauses=record.clauses)
 
 
+def stale_message(declaration) -> str:
+    """What a run says of a declaration that went stale (:func:`stale_declarations`), in the session and the runner alike."""
+    return (f"stale declaration (no test it covers failed as it says; remove it from expectations.toml): "
+            f"{'/'.join(declaration.impl)} {declaration.variant or ''}: {declaration.reason[:120]}")
+
+
 def run_level(expectations: "Expectations") -> list:
     """The declarations judged over a whole run (stale when none of the tests they cover fails as they say):
     breakages, and deviations declared by cause."""

@@ -20,6 +20,7 @@ from conformance.registry import level_of
 from conformance.vocabulary import EXPECTED_KINDS
 
 KEY = "conformance"  # the one user_properties key of the harness
+STATUS = "conformance_status"  # the report attribute the judge writes what happened in its phase to (judging.py)
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,12 @@ def read(node) -> Facts | None:
         if key == KEY:
             return Facts.from_json(value)
     return None
+
+
+def status(report) -> str | None:
+    """What happened in a report's phase, as the judge recorded it before it gave pytest its outcome (None: the judge
+    did not see the report: not a conformance test's)."""
+    return getattr(report, STATUS, None)
 
 
 def write(node, facts: Facts) -> None:

@@ -25,7 +25,7 @@ import pytest
 from conformance import facts, registry, reproducers
 from conformance.binding import load_implementation  # loaded already: the run's own
 from conformance.ids import DEFAULT_IMPL
-from conformance.recording import message_of, status_of
+from conformance.recording import message_of
 from conformance.results import Record
 from conformance.vocabulary import NOT_BINDING, VERDICTS, VIOLATIONS
 
@@ -48,7 +48,7 @@ def failed_records(reports) -> list[Record]:
     for report in reports:
         test = facts.read(report) if isinstance(report, pytest.TestReport) else None
         if test is not None:
-            record = Record(report.nodeid, test, status_of(report), message_of(report), report.duration)
+            record = Record(report.nodeid, test, facts.status(report), message_of(report), report.duration)
             if record.verdict in VIOLATIONS:
                 records.append(record)
     return records

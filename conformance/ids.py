@@ -2,7 +2,7 @@
 
 An implementation has one canonical id, whatever spelling selected it: an adapter's short name
 (``torch_composable``, also for ``--impl=conformance.adapters.torch_composable``), a module's declared
-``CONFORMANCE_ID``, or else its module name. This module imports nothing of the harness: the report and the
+``__conformance__["id"]`` (conformance/binding.py), or else its module name. This module imports nothing of the harness: the report and the
 expectations use it without importing the ``--impl`` binding (conformance/binding.py, which loads modules).
 """
 
@@ -12,13 +12,12 @@ from pathlib import Path
 
 DEFAULT_IMPL = "reference_impl"
 ADAPTERS_PACKAGE = "conformance.adapters"
-ID_ATTRIBUTE = "CONFORMANCE_ID"
 SUITE_DIR = Path(__file__).with_name("suite")
 
 
 def canonical_id(module_name: str) -> str:
     """The id of the implementation a module name (as given, or resolved) stands for, without
-    importing it: adapters go by their short name. (A module's CONFORMANCE_ID, if any, is read at load.)"""
+    importing it: adapters go by their short name. (A module's declared id, if any, is read at load.)"""
     return module_name.removeprefix(f"{ADAPTERS_PACKAGE}.")
 
 

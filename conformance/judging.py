@@ -5,7 +5,8 @@ A pytest plugin object the plugin registers (conformance/plugin.py). At collecti
 its facts (conformance/facts.py) with what is planned for it; once the test has run, it judges the result
 by the clauses the result is charged to (:func:`conformance.expectations.judge`: a sweep's failure is
 charged to the check that failed, so an unclaimed feature of another clause of the test cannot turn it
-into "unsupported"), stores the judged facts on the report, and gives pytest the outcome that says so:
+into "unsupported"), stores what happened (the status, read before anything is changed) and the judged facts on the
+report, which the recorder only writes, and then gives pytest the outcome that says so:
 
 - a failure expected of the test (a declared deviation, a capability not claimed, a row's breakage) is an
   expected failure (pytest's xfailed), as is a failure of a clause that does not bind (SHOULD, MAY,
@@ -32,7 +33,6 @@ from conformance.binding import Implementation
 from conformance.causes import causes_of
 from conformance.facts import Facts
 from conformance.ids import suite_nodeid
-from conformance.recording import STRICT_XPASS
 from conformance.results import Record, Results
 from conformance.vocabulary import BINDING_LEVEL, VERDICTS, release_of, verdict
 
@@ -63,12 +63,19 @@ class Judge:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)  # the outermost wrapper: it sees the report as pytest made it
     def pytest_runtest_makereport(self, item, call):
+        """Judge the phase's report once: what happened (its status, on the report for the recorder), then what it
+        means, given to pytest as its outcome."""
         report = yield
         test = facts.read(item)
-        if test is None or report.skipped:
+        if test is None:
+            return report
+        setattr(report, facts.STATUS, _status(report))
+        if report.skipped:
             return report
         if report.when != "call":  # a setup failure of a test expected to fail is an expected failure too
             if report.failed and test.expected is not None:
+                # recorded as pytest shows it, a skip (the call never ran): its verdict says nothing of the clause
+                setattr(report, facts.STATUS, "skip")
                 report.outcome, report.wasxfail = "skipped", _reason(test.expected)
             return report
         if report.failed:  # what the failure looks like: what a declaration must match to explain it
@@ -103,9 +110,20 @@ class Judge:
 
     def pytest_terminal_summary(self, terminalreporter, config):
         for breakage in self.stale_declarations():
-            terminalreporter.line(f"stale declaration (no test it covers failed as it says; remove it from expectations.toml): "
-                                  f"{'/'.join(breakage.impl)} {breakage.variant or ''}: {breakage.reason}",
-                                  red=True)
+            terminalreporter.line(expectations.stale_message(breakage), red=True)
+
+
+# pytest's longrepr of a strict xfail test that passed: how a declared deviation that did not occur fails the run
+STRICT_XPASS = "[XPASS(strict)]"
+
+
+def _status(report) -> str:
+    """What happened in one phase, read from the report as pytest made it, before any judgement."""
+    if report.when != "call":
+        return "error" if report.failed else "skip" if report.skipped else "pass"
+    if hasattr(report, "wasxfail"):  # pytest's own xfail mark, applied inside this wrapper: xfailed or XPASS
+        return "fail" if report.skipped else "pass"
+    return "fail" if report.failed else "skip" if report.skipped else "pass"
 
 
 def _nodeid(item) -> str:
@@ -137,6 +155,8 @@ def _fail(report, judged: Facts, *, strict_levels: bool, mismatch: str | None = 
 
 def _pass(report, expected) -> None:
     if expected.kind == "deviation":  # as pytest's strict xfail: a declared deviation that did not occur fails
-        report.outcome, report.longrepr = "failed", f"{STRICT_XPASS} {_reason(expected)}"
+        report.outcome = "failed"
+        report.longrepr = (f"the declared deviation did not occur (remove it from expectations.toml): {STRICT_XPASS} "
+                           f"{_reason(expected)}")
     else:  # a capability not claimed, yet it works: pytest's XPASS
         report.wasxfail = _reason(expected)

@@ -22,7 +22,7 @@ from conformance.vocabulary import BINDING_LEVEL, VERDICTS, verdict
 
 def _not_binding(report) -> str | None:
     """The level of a failure that does not bind (None: the report is no such failure)."""
-    if report.when != "call" or not report.skipped or not hasattr(report, "wasxfail"):
+    if report.when != "call" or facts.status(report) != "fail":
         return None
     test = facts.read(report)
     return test.level if test and test.expected is None and test.level != BINDING_LEVEL else None
@@ -34,7 +34,7 @@ def _look(level: str):
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's own xfail status
 def pytest_report_teststatus(report, config):
-    level = _not_binding(report)
+    level = None if config.getoption("strict_levels") else _not_binding(report)
     if level:
         look = _look(level)
         return look.label, look.progress, look.label.upper()

@@ -1,10 +1,10 @@
 """Recording: turns pytest's per-phase reports into one :class:`~conformance.results.Record` per test.
 
-A record keeps what happened (``status``) apart from what was expected (``expected``): the judge
-(conformance/judging.py) gives pytest the outcome that says what a result means (xfailed, strict
-XPASS), so pytest's outcome is translated back into the plain status here. The rest of the record is the
-test's facts as judged (conformance/facts.py), which travel on ``report.user_properties``: it works
-under pytest-xdist, whose controller has no items. It does not import the plugin: the plugin hands it
+A record keeps what happened (``status``) apart from what was expected (``expected``). Both are the judge's
+(conformance/judging.py), decided once before it gave pytest the outcome that says what a result means (xfailed,
+strict XPASS): the status it read from the report as pytest made it travels on the report (``facts.status``), the
+test's facts as judged (conformance/facts.py) on ``report.user_properties``; both work under pytest-xdist, whose
+controller has no items. This module only writes them. It does not import the plugin: the plugin hands it
 the header's source.
 """
 
@@ -21,7 +21,6 @@ from conformance import facts, options
 from conformance.results import Record, Results, now, write_results
 
 MESSAGE_LIMIT = 4000
-STRICT_XPASS = "[XPASS(strict)]"  # pytest's longrepr for a strict xfail test that passed
 
 
 def message_of(report) -> str:
@@ -36,17 +35,6 @@ def message_of(report) -> str:
     else:
         text = str(longrepr)
     return text.removeprefix("Skipped: ")[:MESSAGE_LIMIT]
-
-
-def status_of(report) -> str:
-    """What happened in one phase, with pytest's xfail bookkeeping taken back out."""
-    if report.when != "call":
-        return "error" if report.failed else "skip" if report.skipped else "pass"
-    if hasattr(report, "wasxfail"):  # an expected failure: xfailed (it failed) or non-strict XPASS
-        return "fail" if report.skipped else "pass"
-    if report.failed and str(report.longrepr).startswith(STRICT_XPASS):
-        return "pass"
-    return "pass" if report.passed else "skip" if report.skipped else "fail"
 
 
 class Recorder:
@@ -75,9 +63,7 @@ class Recorder:
         test = facts.read(report)
         if test is None:
             return  # not a conformance test
-        status, message = status_of(report), message_of(report)
-        if report.when == "call" and status == "pass" and message.startswith(STRICT_XPASS):
-            message = "the declared deviation did not occur (remove it from expectations.toml): " + message
+        status, message = facts.status(report), message_of(report)
         record = self.records.get(report.nodeid)
         if record is None:
             record = self.records[report.nodeid] = Record(report.nodeid, test, status, message)

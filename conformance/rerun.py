@@ -8,7 +8,7 @@ exception (a recompute's CheckpointError) kept the test from reading its observa
 ``rng.same-gradients``, the clause of what the recompute's draws decide.
 
 Not run again: a test that passed or skipped, a failure whose causes are already the RNG's, a test of an
-implementation that says its draws cannot be fixed (``CONFORMANCE_FIXED_DRAWS = False``: the compiled rows), a test marked
+implementation that says its draws cannot be fixed (``"fixed_draws": False`` in its ``__conformance__``: the compiled rows), a test marked
 ``charges_its_draws`` (the oracle: it re-runs each program without its random ops itself, difference by
 difference), and a failure with an exception whose signature (conformance/causes.py) a re-run has already shown
 not to be the draws' (an implementation that raises one error everywhere is re-run once, not 2,000 times). A
@@ -61,10 +61,10 @@ def pytest_pyfunc_call(pyfuncitem):
 
 
 def _draws_fixable(item) -> bool:
-    """Whether the implementation the test checks runs the same code with its draws fixed (its module's
-    CONFORMANCE_FIXED_DRAWS, default yes: a compiled row falls back to eager under the re-run's dispatch mode)."""
+    """Whether the implementation the test checks runs the same code with its draws fixed (its protocol's
+    ``fixed_draws``, default yes: a compiled row falls back to eager under the re-run's dispatch mode)."""
     implementation = getattr(item.funcargs.get("ckpt"), "impl", None)
-    return bool(getattr(getattr(implementation, "module", None), "CONFORMANCE_FIXED_DRAWS", True))
+    return getattr(implementation, "fixed_draws", True)
 
 
 def _passes_with_fixed_draws(item) -> bool:

@@ -40,8 +40,8 @@ __all__ = [
     "set_checkpoint_early_stop",
 ]
 
-# Every feature (see conformance/capabilities.py).
-CONFORMANCE_CAPABILITIES = {
+# What the harness reads of this module (docs/IMPLEMENTING.md): every feature (see conformance/capabilities.py).
+__conformance__ = {"capabilities": {
     "features": [
         "checkpoint_sequential",
         "preserve_rng_state",
@@ -55,4 +55,4 @@ CONFORMANCE_CAPABILITIES = {
         "graph_exec_group",
         "distributed",
     ],
-}
+}}

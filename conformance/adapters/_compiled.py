@@ -8,7 +8,7 @@ checkpointed function) calls torch directly: dynamo traces it as part of the out
 With ``fullgraph=False`` (what users run) dynamo falls back to eager Python wherever it cannot trace (a
 graph break), so a passing test may have run partly or wholly eagerly. With ``fullgraph=True`` a graph
 break raises instead: the ``*_fullgraph`` diagnostic row shows which tests pass only through such
-fallbacks (see docs/THIRD_PARTY.md). Each test's result also carries notes (``conformance_notes``, the
+fallbacks (see docs/THIRD_PARTY.md). Each test's result also carries notes (its protocol's ``notes``, the
 harness's hook): every graph break of its calls, read from dynamo's counters, so the report marks a pass that
 ran partly eagerly.
 """
@@ -24,16 +24,13 @@ from conformance.registry import VARIANTS
 
 __version__ = distribution_version("torch")
 # torch's own checkpoint and checkpoint_sequential, compiled: the whole contract is claimed.
-CONFORMANCE_CAPABILITIES = {"variants": list(VARIANTS), "features": list(FEATURES), "devices": list(DEVICES)}
-# No re-run with fixed draws (conformance/rerun.py): it runs the test under a Python dispatch mode, under which dynamo
-# does not compile, so the re-run would pass through eager torch and charge a compiled failure to the RNG.
-CONFORMANCE_FIXED_DRAWS = False
+CAPABILITIES = {"variants": list(VARIANTS), "features": list(FEATURES), "devices": list(DEVICES)}
 
 
 _notes: list[str] = []
 
 
-def conformance_notes() -> list[str]:
+def take_notes() -> list[str]:
     """What dynamo fell back on since the last call: each graph break (that part ran as eager Python)."""
     taken = list(_notes)
     _notes.clear()
@@ -85,3 +82,10 @@ def compiled(backend: str, *, fullgraph: bool = False, configure=None):
                    functions, segments, input, kwargs)
 
     return checkpoint, checkpoint_sequential
+
+
+def protocol(name: str) -> dict:
+    """A compiled row's ``__conformance__`` (conformance/binding.py). No re-run with fixed draws (conformance/rerun.py):
+    it runs the test under a Python dispatch mode, under which dynamo does not compile, so the re-run would pass through
+    eager torch and charge a compiled failure to the RNG."""
+    return {"name": name, "capabilities": CAPABILITIES, "fixed_draws": False, "notes": take_notes}

@@ -15,6 +15,7 @@ from importlib import metadata
 
 import torch.nn as nn
 
+from conformance.capabilities import Unsupported  # the adapters raise it (they import it from here)
 from conformance.vocabulary import OWN_KEYWORDS
 from reference_impl import sequential as reference_sequential
 
@@ -29,15 +30,6 @@ TORCH_WRAPPER_FEATURES = [
     "preserve_rng_state", "kwargs", "context_fn", "determinism_check", "debug", "early_stop",
     "selective_checkpointing", "graph_exec_group", "distributed",
 ]
-
-
-class Unsupported(Exception):
-    """The implementation's API cannot express this call (a variant, a keyword, preserve_rng_state=False).
-
-    Deliberately not a TypeError, ValueError or RuntimeError (nor NotImplementedError, a RuntimeError):
-    a test that expects the contract's error for a bad call (CheckpointError falls back to RuntimeError
-    for implementations without one) must not be satisfied by the adapter saying "cannot express".
-    """
 
 
 def distribution_version(distribution: str) -> str:

@@ -33,11 +33,12 @@ NAME = "colossalai.legacy.utils.activation_checkpoint.checkpoint"
 DISTRIBUTION = "colossalai==0.5.0 --no-deps (requirements/colossalai.txt)"
 LAUNCH_SEED = 1024  # colossalai.legacy.launch's default seed
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["reentrant", "non_reentrant"],
     "features": [],
     "devices": ["cuda"],  # on a CPU-only torch it cannot run at all (see above)
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 def activation_checkpoint():

@@ -21,7 +21,8 @@ from conformance.adapters._support import distribution_version, require, sequent
 __version__ = distribution_version("colossalai") + " (CUDA RNG stubbed on CPU)"
 NAME = colossalai.NAME + " (CUDA RNG stubbed)"
 
-CONFORMANCE_CAPABILITIES = {**colossalai.CONFORMANCE_CAPABILITIES, "devices": ["cpu", "cuda"]}
+CAPABILITIES = {**colossalai.CAPABILITIES, "devices": ["cpu", "cuda"]}
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 class _CudaRngStub:

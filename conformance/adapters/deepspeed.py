@@ -22,13 +22,14 @@ from conformance.adapters._support import (
 __version__ = distribution_version("deepspeed")
 NAME = "deepspeed.checkpointing"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["reentrant", "non_reentrant"],
     # kwargs is a non-reentrant feature, and non_reentrant_checkpoint takes none. Both run under DDP
     # and FSDP (the distributed area passes).
     "features": ["distributed"],
     "devices": ["cpu", "cuda"],
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 def _checkpointing():

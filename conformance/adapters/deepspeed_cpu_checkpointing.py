@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from conformance.adapters._deepspeed_configured import configured_checkpoint
 from conformance.adapters._support import sequential_over
-from conformance.adapters.deepspeed import CONFORMANCE_CAPABILITIES, __version__  # noqa: F401
+from conformance.adapters.deepspeed import CAPABILITIES, __version__  # noqa: F401
 
 NAME = "deepspeed.checkpointing (checkpoint_in_cpu=True)"
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 checkpoint = configured_checkpoint(checkpoint_in_cpu=True)
 checkpoint_sequential = sequential_over(checkpoint)

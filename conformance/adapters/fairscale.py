@@ -23,13 +23,14 @@ from conformance.adapters._support import (
 __version__ = distribution_version("fairscale")
 NAME = "fairscale.nn.checkpoint.checkpoint_wrapper"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["reentrant"],
     # No preserve_rng_state keyword, no sequential API, none of torch's newer keywords; it runs under
     # DDP and FSDP (the distributed area passes).
     "features": ["distributed"],
     "devices": ["cpu", "cuda"],
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):

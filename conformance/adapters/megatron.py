@@ -23,11 +23,12 @@ from conformance.adapters._support import (
 __version__ = distribution_version("megatron-core")
 NAME = "megatron.core.tensor_parallel.checkpoint"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["reentrant"],
     "features": ["distributed"],  # made for process groups; megatron_cpu_patched passes the distributed area
     "devices": ["cuda"],  # on a CPU-only torch it cannot run at all (see above)
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 def tensor_parallel():

@@ -18,7 +18,8 @@ from conformance.adapters._support import distribution_version, sequential_over
 __version__ = distribution_version("megatron-core") + " (CUDA RNG stubbed on CPU)"
 NAME = megatron.NAME + " (CUDA RNG stubbed)"
 
-CONFORMANCE_CAPABILITIES = {**megatron.CONFORMANCE_CAPABILITIES, "devices": ["cpu", "cuda"]}
+CAPABILITIES = {**megatron.CAPABILITIES, "devices": ["cpu", "cuda"]}
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 def _stub_cuda_rng() -> None:

@@ -28,11 +28,12 @@ from conformance.adapters._support import (
 __version__ = distribution_version("returnn")
 NAME = "returnn.torch.util.gradient_checkpoint.gradient_checkpoint_scope"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["non_reentrant"],
     "features": ["kwargs"],
     "devices": ["cpu", "cuda"],
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):

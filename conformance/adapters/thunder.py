@@ -34,13 +34,14 @@ from conformance.adapters._support import distribution_version, require
 __version__ = distribution_version("lightning-thunder")
 NAME = "thunder.jit + torch.utils.checkpoint"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["non_reentrant"],
     # What the lookaside accepts and acts on; context_fn, debug and determinism_check are accepted and
     # ignored, kwargs and early_stop are not accepted. torch's checkpoint_sequential is traced like user code.
     "features": ["preserve_rng_state", "checkpoint_sequential"],
     "devices": ["cpu", "cuda"],
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 # Named-tensor methods thunder 0.2.6 lists among its fallback operators; torch 2.13 has none of them.
 _REMOVED_TENSOR_METHODS = ("align_as", "align_to", "has_names", "refine_names", "rename")

@@ -23,11 +23,12 @@ from conformance.adapters._torch_surface import *  # noqa: F403  (torch's global
 __version__ = distribution_version("torch")
 NAME = "torch checkpoint_wrapper"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["reentrant", "non_reentrant"],
     "features": TORCH_WRAPPER_FEATURES,
     "devices": ["cpu", "cuda"],
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):

@@ -8,14 +8,13 @@ generating kernels. Graph breaks fall back to eager Python, as users get by defa
 from __future__ import annotations
 
 from conformance.adapters._compiled import (  # noqa: F401
-    CONFORMANCE_CAPABILITIES,
-    CONFORMANCE_FIXED_DRAWS,
     __version__,
     compiled,
-    conformance_notes,
+    protocol,
 )
 from conformance.adapters._torch_surface import *  # noqa: F403  (torch's global switches and helpers apply here too)
 
 NAME = 'torch.compile(backend="aot_eager") + torch.utils.checkpoint'
+__conformance__ = protocol(NAME)
 
 checkpoint, checkpoint_sequential = compiled("aot_eager")

@@ -7,14 +7,13 @@ test that passes in ``torch_compile`` but fails here did not run compiled there,
 from __future__ import annotations
 
 from conformance.adapters._compiled import (  # noqa: F401
-    CONFORMANCE_CAPABILITIES,
-    CONFORMANCE_FIXED_DRAWS,
     __version__,
     compiled,
-    conformance_notes,
+    protocol,
 )
 from conformance.adapters._torch_surface import *  # noqa: F403  (torch's global switches and helpers apply here too)
 
 NAME = 'torch.compile(backend="aot_eager", fullgraph=True) + torch.utils.checkpoint'
+__conformance__ = protocol(NAME)
 
 checkpoint, checkpoint_sequential = compiled("aot_eager", fullgraph=True)

@@ -9,15 +9,14 @@ reach dispatch-mode op counters.
 from __future__ import annotations
 
 from conformance.adapters._compiled import (  # noqa: F401
-    CONFORMANCE_CAPABILITIES,
-    CONFORMANCE_FIXED_DRAWS,
     __version__,
     compiled,
-    conformance_notes,
+    protocol,
 )
 from conformance.adapters._torch_surface import *  # noqa: F403  (torch's global switches and helpers apply here too)
 
 NAME = 'torch.compile(backend="inductor", fallback_random) + torch.utils.checkpoint'
+__conformance__ = protocol(NAME)
 
 
 def _eager_random():

@@ -22,11 +22,12 @@ from torch.utils.checkpoint import create_selective_checkpoint_contexts, noop_co
 __version__ = distribution_version("torch")
 NAME = "torch selective activation checkpointing"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["non_reentrant"],
     "features": TORCH_WRAPPER_FEATURES,
     "devices": ["cpu", "cuda"],
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 _aten = torch.ops.aten
 SAVED_OPS = [_aten.mm.default, _aten.addmm.default, _aten.bmm.default, _aten.baddbmm.default]

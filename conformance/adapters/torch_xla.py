@@ -25,12 +25,13 @@ from conformance.adapters._support import distribution_version, require, sequent
 __version__ = distribution_version("torch-xla")
 NAME = "torch_xla.utils.checkpoint.checkpoint"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["reentrant"],
     "features": ["preserve_rng_state"],
     # The harness's devices: torch CPU tensors (the XLA RNG on the CPU PJRT client); CUDA is not tried.
     "devices": ["cpu"],
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 def _xla_checkpoint():

@@ -33,12 +33,13 @@ from conformance.adapters._support import (
 __version__ = distribution_version("torchgpipe")
 NAME = "torchgpipe.checkpoint.checkpoint"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["reentrant"],
     # No keywords but its input, no sequential API; the CUDA RNG state of the first input's device is stashed.
     "features": [],
     "devices": ["cpu", "cuda"],
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):

@@ -21,7 +21,7 @@ from conformance.adapters._support import distribution_version
 __version__ = distribution_version("unsloth-zoo")
 NAME = "torch.utils.checkpoint patched by unsloth_zoo (smart gradient checkpointing)"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["reentrant", "non_reentrant"],
     # preserve_rng_state is honoured, keyword arguments are bound into the function, checkpoint_sequential is
     # torch's calling the patched checkpoint. context_fn and debug raise ValueError, determinism_check and
@@ -29,6 +29,7 @@ CONFORMANCE_CAPABILITIES = {
     "features": ["checkpoint_sequential", "preserve_rng_state", "kwargs"],
     "devices": ["cpu", "cuda"],
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 checkpoint, checkpoint_sequential = _unsloth.entry_points("patch_unsloth_smart_gradient_checkpointing", "unsloth_checkpoint")

@@ -20,11 +20,12 @@ from conformance.adapters._support import distribution_version
 __version__ = distribution_version("unsloth-zoo")
 NAME = "torch.utils.checkpoint patched by unsloth_zoo (patch_gradient_checkpointing)"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["reentrant"],
     "features": ["checkpoint_sequential"],
     "devices": ["cpu", "cuda"],
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 checkpoint, checkpoint_sequential = _unsloth.entry_points("patch_gradient_checkpointing", "unsloth_gradient_checkpoint")

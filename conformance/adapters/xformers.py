@@ -26,11 +26,12 @@ from torch.utils.checkpoint import (  # noqa: F401  (torch's global switches app
 __version__ = distribution_version("xformers")
 NAME = "xformers.checkpoint"
 
-CONFORMANCE_CAPABILITIES = {
+CAPABILITIES = {
     "variants": ["non_reentrant"],
     "features": ["preserve_rng_state", "kwargs", "determinism_check", "debug", "early_stop", "graph_exec_group"],
     "devices": ["cpu", "cuda"],
 }
+__conformance__ = {"name": NAME, "capabilities": CAPABILITIES}
 
 
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):

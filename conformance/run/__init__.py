@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import product
 from pathlib import Path
 
+from conformance.expectations import stale_message
 from conformance.run.policy import Limits, RunSpec
 from conformance.run.progress import Progress
 from conformance.run.supervisor import Outcome, RunError, supervise
@@ -74,8 +75,7 @@ def run_all(specs: list[RunSpec], out_dir: Path, limits: Limits, *, clauses=(), 
         return 2
     for outcome in outcomes:
         for breakage in outcome.stale_declarations:
-            stream.write(f"stale declaration (no test it covers failed as it says; remove it from expectations.toml): "
-                         f"{'/'.join(breakage.impl)} {breakage.variant or ''}: {breakage.reason[:120]}\n")
+            stream.write(stale_message(breakage) + "\n")
     return int(any(o.counts.get(k) for o in outcomes for k in severe(strict_levels))
                or any(o.collection_errors or o.stale_declarations for o in outcomes))
 

@@ -8,7 +8,7 @@ from torch.utils.checkpoint import checkpoint as _checkpoint
 
 from conformance.capabilities import FEATURES
 
-CONFORMANCE_CAPABILITIES = {"features": [f for f in FEATURES if f != "distributed"]}
+__conformance__ = {"capabilities": {"features": [f for f in FEATURES if f != "distributed"]}}
 REFUSAL = "this implementation keeps per-process state that a process group would share"
 
 

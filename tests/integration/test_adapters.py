@@ -26,7 +26,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import conformance.adapters
 from conformance.adapters._support import FunctionModule, Unsupported
 from conformance.binding import load_implementation
-from conformance.capabilities import read_capabilities
 
 ADAPTERS = sorted(m.name for m in pkgutil.iter_modules(conformance.adapters.__path__) if not m.name.startswith("_"))
 
@@ -108,10 +107,10 @@ def _in_a_fresh_interpreter(code: str) -> str:
 @pytest.mark.parametrize("name", ADAPTERS)
 def test_adapter_declares_valid_capabilities_and_binds(name):
     module = importlib.import_module(f"conformance.adapters.{name}")
-    capabilities = read_capabilities(module)
-    assert capabilities.declared, f"{name} must declare CONFORMANCE_CAPABILITIES"
-    assert capabilities.variants and capabilities.devices
     impl = load_implementation(name)  # the short --impl name resolves to the adapter
+    capabilities = impl.capabilities
+    assert capabilities.declared, f"{name} must declare its capabilities"
+    assert capabilities.variants and capabilities.devices
     assert impl.module is module
     assert isinstance(module.__version__, str) and module.__version__
     assert callable(module.checkpoint) and callable(module.checkpoint_sequential)
@@ -194,7 +193,7 @@ def test_adapter_checkpoints_a_function_in_each_claimed_variant(name):
 @pytest.mark.parametrize("name", ADAPTERS)
 def test_adapter_builds_checkpoint_sequential_from_its_checkpoint_without_claiming_it(name):
     module = _installed(name)
-    assert ("checkpoint_sequential" in read_capabilities(module).features) == (name in OWN_SEQUENTIAL)
+    assert ("checkpoint_sequential" in load_implementation(name).capabilities.features) == (name in OWN_SEQUENTIAL)
     if name == "torch_compile_fullgraph":
         pytest.skip("dynamo does not trace torch's checkpoint_sequential: with fullgraph=True it raises, as this "
                     "diagnostic row is meant to show")
@@ -265,13 +264,13 @@ def test_compiled_rows_note_each_graph_break():
         return x.sin()
 
     x = torch.randn(3, requires_grad=True)
-    compiled.conformance_notes()
+    compiled.take_notes()
     compiled.checkpoint(torch.cos, x, use_reentrant=False).sum().backward()
-    assert compiled.conformance_notes() == []
+    assert compiled.take_notes() == []
     compiled.checkpoint(with_side_effect, x, use_reentrant=False).sum().backward()
-    notes = compiled.conformance_notes()
+    notes = compiled.take_notes()
     assert notes and all(n.startswith("graph break, ran eagerly: ") for n in notes)
-    assert compiled.conformance_notes() == [], "notes are taken once"
+    assert compiled.take_notes() == [], "notes are taken once"
 
 
 # ------------------------------------------------------------------ issue 26: torchgpipe, its causes by hand

@@ -154,7 +154,7 @@ WITHOUT_DETERMINISM_CHECK = """
 from torch.utils.checkpoint import checkpoint, checkpoint_sequential
 from conformance.vocabulary import FEATURES
 
-CONFORMANCE_CAPABILITIES = {"features": [f for f in FEATURES if f != "determinism_check"]}
+__conformance__ = {"capabilities": {"features": [f for f in FEATURES if f != "determinism_check"]}}
 """
 
 

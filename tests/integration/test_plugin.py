@@ -160,7 +160,7 @@ def test_results_file_has_header_and_one_record_per_test(pytester, suite, tmp_pa
 def _impl_module(directory, name, capabilities=None, broken=False):
     body = "from torch.utils.checkpoint import checkpoint_sequential, CheckpointError\n"
     body += "from torch.utils.checkpoint import checkpoint as _checkpoint\n"
-    body += f"CONFORMANCE_CAPABILITIES = {capabilities!r}\n" if capabilities else ""
+    body += f"__conformance__ = {{'capabilities': {capabilities!r}}}\n" if capabilities else ""
     body += "def checkpoint(fn, *args, **kwargs):\n"
     body += "    out = _checkpoint(fn, *args, **kwargs)\n"
     body += "    return out + 1 if {} else out\n".format(broken)
@@ -267,7 +267,7 @@ def _deviations_of(impl, as_impl, path):
 
 
 def test_what_the_implementation_notes_during_a_test_goes_with_its_result(tmp_path):
-    """The optional ``conformance_notes()`` hook (the compiled rows note graph breaks): each record carries
+    """The optional ``notes`` hook of the protocol (the compiled rows note graph breaks): each record carries
     what was noted during its test's call, and nothing noted before it (at import, in another test)."""
     out = tmp_path / "notes.json"
     # Not the oracle's tests: their generated programs nest checkpoints of both variants in one test.

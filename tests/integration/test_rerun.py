@@ -61,10 +61,10 @@ def test_a_failure_that_stays_with_fixed_draws_keeps_its_cause_and_clause(tmp_pa
 
 
 def test_an_implementation_whose_draws_cannot_be_fixed_is_not_run_again(tmp_path, monkeypatch):
-    """A compiled row falls back to eager under the re-run's dispatch mode (CONFORMANCE_FIXED_DRAWS = False): its
+    """A compiled row falls back to eager under the re-run's dispatch mode ("fixed_draws": False): its
     failure keeps the cause it showed, which the re-run would have charged to the RNG."""
     (tmp_path / "unfixable_draws.py").write_text("from tests.mutants.rng.non_reentrant_forces_no_preserve import *  # noqa\n"
-                                                 "CONFORMANCE_FIXED_DRAWS = False\n")
+                                                 "__conformance__ = {'fixed_draws': False}\n")
     monkeypatch.setenv("PYTHONPATH", f"{REPO}:{tmp_path}")
     causes, _ = _causes_and_clauses(tmp_path, "unfixable_draws")
     assert "rng" not in causes and causes

@@ -4,7 +4,7 @@ docs name none, by any exception but a crash); an output is compared leaf by lea
 import pytest
 import torch
 
-from conformance.adapters._support import Unsupported
+from conformance.capabilities import Unsupported
 from conformance.assertions import ANY_ERROR, INVALID_ARGUMENT, assert_raises, assert_rejected, assert_same_forward
 
 

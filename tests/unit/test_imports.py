@@ -17,8 +17,8 @@ OWN_CODE = ("suite", "fixtures", "adapters")
 LAYERS = (
     ("datafiles",),  # the door of the data files: their typed models checked at load
     ("conformance", "vocabulary", "ids", "dimensions", "causes", "hypothesis_profiles"),  # plain data
-    ("assertions", "draws"),  # the suite's assertions, failing with their causes; random draws from fixed seeds
     ("registry", "capabilities", "options", "reproducers"),  # reproducers: where a test's script goes
+    ("assertions", "draws"),  # the suite's assertions, failing with their causes; random draws from fixed seeds
     ("oracle",),  # generated programs, run plainly and checkpointed; reads the registry's relaxations
     ("facts",),  # a test's facts
     ("results",),  # a test's facts and what happened

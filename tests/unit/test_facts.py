@@ -1,0 +1,24 @@
+"""A test's facts (conformance/facts.py): charged to the check that failed, held to that check's level, and carried
+between processes unchanged."""
+
+from conformance.causes import Cause
+from conformance.facts import Expected, Facts, UpstreamBug
+from conformance.registry import load_clauses
+
+
+def test_a_test_is_held_to_the_strictest_level_of_its_clauses_and_charging_re_derives_it():
+    clauses = load_clauses()
+    must = next(c.id for c in clauses.values() if c.level == "MUST")
+    observed = next(c.id for c in clauses.values() if c.level == "OBSERVED")
+    both = Facts((must, observed), "reentrant", "cpu")
+    assert both.level == "MUST"
+    charged = both.charged([observed])
+    assert (charged.clauses, charged.level, charged.variant) == ((observed,), "OBSERVED", "reentrant")
+    assert both.charged([observed], "non_reentrant").variant == "non_reentrant"
+
+
+def test_facts_come_back_from_their_json_as_they_went():
+    facts = Facts(("api.forward-value",), "non_reentrant", "cpu", expected=Expected("deviation", "why"),
+                  notes=("a graph break",), upstream=UpstreamBug("o/r#1", "https://x", "it breaks"), reproducer="r.py",
+                  causes=(Cause("exception", "TypeError", "no", ("Exception",)), Cause("difference", "rng", "", step=2)))
+    assert Facts.from_json(facts.to_json()) == facts
