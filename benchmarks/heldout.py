@@ -32,14 +32,14 @@ RUN_TIMEOUT = 1800
 
 def _suite_files() -> list[str]:
     """The suite's modules, the long sweeps and the models last (a held-out bug flagged early costs less)."""
-    from conformance.ids import SUITE_DIR
+    from conformance.data.ids import SUITE_DIR
 
     files = sorted(str(p.relative_to(ROOT)) for p in SUITE_DIR.glob("test_*.py"))
     return sorted(files, key=lambda f: ("test_sweep_" in f or "test_models" in f, f))
 
 
 def _flagging(record) -> bool:
-    from conformance.vocabulary import VIOLATIONS
+    from conformance.data.vocabulary import VIOLATIONS
 
     return record.verdict in VIOLATIONS or record.status in ("crash", "timeout")
 
@@ -54,9 +54,9 @@ class StopAtTheFirstNewFailure:
         self.session = session
 
     def pytest_runtest_logreport(self, report):
-        from conformance import facts
-        from conformance.recording import message_of, status_of
-        from conformance.results import Record
+        from conformance.data import facts
+        from conformance.plugin.recording import message_of, status_of
+        from conformance.data.results import Record
 
         test = facts.read(report)
         if test is None or report.when != "call" and not report.failed:
@@ -79,7 +79,7 @@ def run_in_process(impl: str, baseline_file: str | None, out: str) -> None:
             *_suite_files()]
     pytest.main(args, plugins=[stopper] if baseline is not None else [])
     if baseline is None:  # the baseline run: every flagging test
-        from conformance.results import read_results
+        from conformance.data.results import read_results
 
         Path(out).write_text(json.dumps(sorted(r.nodeid for r in read_results(results).records if _flagging(r))))
     else:

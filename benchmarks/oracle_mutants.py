@@ -64,8 +64,8 @@ def run_one(name: str) -> dict:
     import subprocess
     import tempfile
 
-    from conformance.expectations import load_deviations
-    from conformance.results import read_results
+    from conformance.data.expectations import load_deviations
+    from conformance.data.results import read_results
 
     mutant = importlib.import_module(f"tests.mutants.{name}")
     with tempfile.TemporaryDirectory() as temp:

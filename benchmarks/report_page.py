@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from conformance.report import write_report  # noqa: E402
 from conformance.report.layout import details_of  # noqa: E402
-from conformance.results import read_results, write_results  # noqa: E402
+from conformance.data.results import read_results, write_results  # noqa: E402
 
 TIMER = """<html><head><title>-</title></head><body><script>const t0 = performance.now();</script>
 <iframe src="{page}" style="width:1400px;height:1100px" onload="const h = this.contentDocument.body.offsetHeight;

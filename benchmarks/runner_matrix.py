@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from conformance.report.layout import details_of  # noqa: E402
-from conformance.results import read_results  # noqa: E402
+from conformance.data.results import read_results  # noqa: E402
 
 MATRICES = {
     "pathological": (["tests.broken.kills_process", "tests.broken.hangs_in_backward", "tests.broken.markup_messages"],

@@ -10,9 +10,9 @@ import os
 import sys
 from pathlib import Path
 
-from conformance import registry
-from conformance.options import declare
-from conformance.vocabulary import OUTPUT_DIR
+from conformance.data import registry
+from conformance.plugin.options import declare
+from conformance.data.vocabulary import OUTPUT_DIR
 
 
 def main(argv=None) -> int:
@@ -79,7 +79,7 @@ def main(argv=None) -> int:
                         help="earlier results to compare with (repeatable): the page lists cells whose verdict changed")
     report.add_argument("--expectations", type=Path, default=None, metavar="TOML",
                         help="judge the results again against this expectations file (e.g. after editing "
-                        "conformance/expectations.toml), without re-running: statuses stay, expectations are recomputed")
+                        "conformance/data/expectations.toml), without re-running: statuses stay, expectations are recomputed")
     report.add_argument("--title", default="Activation checkpointing conformance")
     report.add_argument("--findings", type=Path, default=None, metavar="TOML",
                         help="add the page of the findings a maintainer can file, from this registry "
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
                           help="the registry (default: findings/findings.toml in the current folder, a checkout's root)")
 
     commands.add_parser(
-        "schema", help="print the results file's JSON Schema (conformance/results.schema.json is its published copy)",
+        "schema", help="print the results file's JSON Schema (conformance/data/results.schema.json is its published copy)",
         description="Print the JSON Schema of the results files `run` writes, from the model the harness reads them by.")
 
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -134,18 +134,18 @@ def main(argv=None) -> int:
     if pytest_args:
         parser.error("arguments after -- are for `run` only")
     if args.command == "findings":
-        from conformance import findings
+        from conformance.data import findings
 
         return findings.main(args.registry or findings.FINDINGS_PATH, projects=args.project, run_checks=args.check)
     if args.command == "schema":
         import json
 
-        from conformance.results import json_schema
+        from conformance.data.results import json_schema
 
         print(json.dumps(json_schema(), indent=1))
         return 0
     if args.command == "clauses":
-        from conformance.listing import listing
+        from conformance.data.listing import listing
 
         print(listing(args.ids, text=args.text))
         return 0

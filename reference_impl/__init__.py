@@ -40,7 +40,7 @@ __all__ = [
     "set_checkpoint_early_stop",
 ]
 
-# What the harness reads of this module (docs/IMPLEMENTING.md): every feature (see conformance/capabilities.py).
+# What the harness reads of this module (docs/IMPLEMENTING.md): every feature (see conformance/data/capabilities.py).
 __conformance__ = {"capabilities": {
     "features": [
         "checkpoint_sequential",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from conformance.vocabulary import sequential_segments
+from conformance.data.vocabulary import sequential_segments
 
 
 def _run(functions, start, stop):

@@ -2,5 +2,5 @@
 
 An adapter is itself an implementation module: it exposes ``checkpoint`` and
 ``checkpoint_sequential`` mapped onto the third-party API, and says what it is in its ``__conformance__``
-(conformance/binding.py): its name, the capabilities it claims (conformance/capabilities.py).
+(conformance/plugin/binding.py): its name, the capabilities it claims (conformance/data/capabilities.py).
 """

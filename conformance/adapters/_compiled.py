@@ -19,8 +19,8 @@ import torch
 import torch.utils.checkpoint as torch_checkpoint
 
 from conformance.adapters._support import distribution_version
-from conformance.capabilities import DEVICES, FEATURES
-from conformance.registry import VARIANTS
+from conformance.data.capabilities import DEVICES, FEATURES
+from conformance.data.registry import VARIANTS
 
 __version__ = distribution_version("torch")
 # torch's own checkpoint and checkpoint_sequential, compiled: the whole contract is claimed.
@@ -85,7 +85,7 @@ def compiled(backend: str, *, fullgraph: bool = False, configure=None):
 
 
 def protocol(name: str) -> dict:
-    """A compiled row's ``__conformance__`` (conformance/binding.py). No re-run with fixed draws (conformance/rerun.py):
+    """A compiled row's ``__conformance__`` (conformance/plugin/binding.py). No re-run with fixed draws (conformance/plugin/rerun.py):
     it runs the test under a Python dispatch mode, under which dynamo does not compile, so the re-run would pass through
     eager torch and charge a compiled failure to the RNG."""
     return {"name": name, "capabilities": CAPABILITIES, "fixed_draws": False, "notes": take_notes}

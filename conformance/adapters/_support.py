@@ -15,8 +15,8 @@ from importlib import metadata
 
 import torch.nn as nn
 
-from conformance.capabilities import Unsupported  # the adapters raise it (they import it from here)
-from conformance.vocabulary import OWN_KEYWORDS
+from conformance.data.capabilities import Unsupported  # the adapters raise it (they import it from here)
+from conformance.data.vocabulary import OWN_KEYWORDS
 from reference_impl import sequential as reference_sequential
 
 # Keywords checkpoint consumes itself (the rest of **kwargs goes to the function), but for

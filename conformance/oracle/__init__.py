@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from conformance.causes import Cause
+from conformance.data.causes import Cause
 from conformance.oracle import observe
 from conformance.oracle.allowances import charged_clause, relaxing_clauses
 from conformance.oracle.program import HEALTHY_STEPS, RANDOM_OPS, Nested, Program
@@ -33,7 +33,7 @@ class ChargedDifference:
 
     @property
     def cause(self) -> Cause:
-        """The difference as a failure's cause (conformance/causes.py): what declarations match, the report groups."""
+        """The difference as a failure's cause (conformance/data/causes.py): what declarations match, the report groups."""
         return Cause("difference", self.difference.observable, self.difference.detail, step=self.difference.step)
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from conformance.oracle.observe import Difference, TensorSummary
 from conformance.oracle.program import ARG_OPS, HEALTHY_STEPS, META_CONTEXTS, NO_GRAD_SOURCE_OPS, OBJECT, Nested, Program
-from conformance.registry import load_clauses
-from conformance.vocabulary import ORACLE_CONDITIONS
+from conformance.data.registry import load_clauses
+from conformance.data.vocabulary import ORACLE_CONDITIONS
 
 def summaries_in(summary):
     """The TensorSummary leaves of a summarized value."""

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from conformance.oracle import observe, world
-from conformance.registry import load_clauses
+from conformance.data.registry import load_clauses
 
 BATCH, WIDTH = 4, 4
 

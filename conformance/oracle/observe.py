@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from conformance.vocabulary import CHECKPOINT_KEYWORDS  # a reproducer script writes its value in (script.py)
+from conformance.data.vocabulary import CHECKPOINT_KEYWORDS  # a reproducer script writes its value in (script.py)
 
 
 class _Plain:

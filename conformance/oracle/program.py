@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from conformance.vocabulary import sequential_segments
+from conformance.data.vocabulary import sequential_segments
 
 WIDTH, BATCH = 4, 2
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 
-from conformance import vocabulary
+from conformance.data import vocabulary
 from conformance.oracle import observe, world
 from conformance.oracle.program import Program
 

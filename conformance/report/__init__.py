@@ -1,8 +1,8 @@
 """The HTML compatibility report: results files in, a static site out (an index page and its detail
 pages, conformance/report/layout.py), with no script, that can be published as it is.
 
-Knows nothing about pytest: it reads results files (conformance/results.py) and the clause registry
-(conformance/registry.py) only. ``python -m conformance report`` is its command line.
+Knows nothing about pytest: it reads results files (conformance/data/results.py) and the clause registry
+(conformance/data/registry.py) only. ``python -m conformance report`` is its command line.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import posixpath
 from dataclasses import replace
 from pathlib import Path
 
-from conformance.expectations import load_breakages, load_deviations, rejudge
+from conformance.data.expectations import load_breakages, load_deviations, rejudge
 from conformance.report.diff import compare
-from conformance.findings import load_findings
+from conformance.data.findings import load_findings
 from conformance.report.layout import details_of, finding_script
 from conformance.report.model import build
 from conformance.report.render import render_site
-from conformance.results import read_results, write_atomically
+from conformance.data.results import read_results, write_atomically
 
 __all__ = ["build", "compare", "render_site", "write_report"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conformance.report.model import Column, Matrix
-from conformance.vocabulary import SEVERITY
+from conformance.data.vocabulary import SEVERITY
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ A *column* is one (implementation, variant, device); a *cell* is one clause in o
 verdict aggregated from the records of that clause's tests there: the worst verdict wins (see
 vocabulary.SEVERITY), so a cell is ``pass`` only when every test of the clause that ran passed (a
 skipped test counts only when every test of the clause was skipped). A record's
-verdict derives from its status and what was expected of it (conformance/vocabulary.py).
+verdict derives from its status and what was expected of it (conformance/data/vocabulary.py).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from conformance.causes import patterns_explaining, root
-from conformance.expectations import declaration_text
-from conformance.registry import Clause, load_areas, load_clauses
-from conformance.results import Record, Results
-from conformance.vocabulary import DEVICES, EXPLAINED, SEVERITY, VARIANTS, VERDICTS, release_of, worst
+from conformance.data.causes import patterns_explaining, root
+from conformance.data.expectations import declaration_text
+from conformance.data.registry import Clause, load_areas, load_clauses
+from conformance.data.results import Record, Results
+from conformance.data.vocabulary import DEVICES, EXPLAINED, SEVERITY, VARIANTS, VERDICTS, release_of, worst
 
 NA = "n/a"  # the clause does not bind the column's variant
 NOT_RUN = "not_run"  # the clause binds it, but no test of it ran there (a record may say why: the runner gave up)
@@ -84,7 +84,7 @@ ACTIONABLE = ("fail", "crash", "timeout", "error", "fixed_deviation", "should", 
 
 
 def signature(record: Record) -> str:
-    """What a failure looks like, alike for every test one bug fails (conformance/causes.py): its root cause's
+    """What a failure looks like, alike for every test one bug fails (conformance/data/causes.py): its root cause's
     signature, or, for a record without causes (a crash, a timeout, a fixed deviation), its status and the
     first line of its message."""
     cause = root(record.facts.causes)

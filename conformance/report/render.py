@@ -13,14 +13,14 @@ import jinja2
 
 import conformance
 from conformance.report.diff import Diff
-from conformance.findings import Finding
+from conformance.data.findings import Finding
 from conformance.report.layout import Layout, finding_script
 from conformance.report.model import NA, Cell, Column, Matrix, Run
 from conformance.report.repro import repro_command, source_location
 from conformance.report.summary import area_summary
 from conformance.report.sweeps import sweep_view
-from conformance.results import now
-from conformance.vocabulary import SEVERITY, VERDICTS
+from conformance.data.results import now
+from conformance.data.vocabulary import SEVERITY, VERDICTS
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -48,7 +48,7 @@ def render_site(matrix: Matrix, diff: Diff | None = None, *, index: str = "index
                 findings: list[Finding] = ()) -> dict[str, str]:
     """Every page of the report: {its path relative to the index's folder: its HTML}. ``index`` is the
     index's file name; the detail pages go into the folder Layout names after it. ``findings`` (the registry,
-    conformance/findings.py) adds their page, whose script links lead to copies the caller puts beside it
+    conformance/data/findings.py) adds their page, whose script links lead to copies the caller puts beside it
     (layout.finding_script)."""
     layout = Layout.of(matrix, index)
     env = environment()

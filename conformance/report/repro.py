@@ -9,8 +9,8 @@ import shlex
 from functools import cache
 from pathlib import Path
 
-from conformance.results import Record
-from conformance.vocabulary import VARIANTS
+from conformance.data.results import Record
+from conformance.data.vocabulary import VARIANTS
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 

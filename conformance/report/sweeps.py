@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from conformance.report.model import Column, Matrix
 from conformance.report.summary import Tally
-from conformance.vocabulary import SEVERITY, worst
+from conformance.data.vocabulary import SEVERITY, worst
 
 SWEEP_FILES = {"conformance/suite/test_sweep_ops.py": "op", "conformance/suite/test_sweep_modules.py": "module"}
 SWEEP_ID = re.compile(r"^(?P<name>.+)-(?P<dtype>[a-z0-9]+)-sample(?P<index>\d+)-(?P<variant>non_reentrant|reentrant)$")

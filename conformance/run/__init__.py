@@ -11,11 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import product
 from pathlib import Path
 
-from conformance.expectations import stale_message
+from conformance.data.expectations import stale_message
 from conformance.run.policy import Limits, RunSpec
 from conformance.run.progress import Progress
 from conformance.run.supervisor import Outcome, RunError, supervise
-from conformance.vocabulary import DEVICES, VARIANTS, severe
+from conformance.data.vocabulary import DEVICES, VARIANTS, severe
 
 __all__ = ["Limits", "RunError", "RunSpec", "expand", "run_all", "shard", "supervise"]
 

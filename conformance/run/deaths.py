@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.results import Record
+from conformance.data.results import Record
 from conformance.run.ledger import Ledger
 from conformance.run.policy import Limits
 

@@ -12,8 +12,8 @@ last pass, from which the supervisor judges a file hopeless (``Limits.abandon_af
 
 from __future__ import annotations
 
-from conformance.facts import Facts
-from conformance.results import Record, Results
+from conformance.data.facts import Facts
+from conformance.data.results import Record, Results
 
 DEATHS = ("crash", "timeout")  # the statuses that lengthen a streak
 

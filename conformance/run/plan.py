@@ -1,7 +1,7 @@
 """A pytest plugin the supervisor loads into every pytest it starts (``-p conformance.run.plan``).
 
 After collection it writes the *plan*: the results header (``conformance.plugin.header``) and every
-conformance test pytest is about to run, with its facts (conformance/facts.py: clauses, variant, device,
+conformance test pytest is about to run, with its facts (conformance/data/facts.py: clauses, variant, device,
 what is expected of it). When the process then dies or hangs, the supervisor still knows what the dead
 test checked and which tests never ran.
 """
@@ -13,10 +13,10 @@ import json
 import pytest
 from hypothesis import is_hypothesis_test
 
-from conformance import facts
+from conformance.data import facts
 from conformance.plugin import header
-from conformance.results import now
-from conformance.results import write_atomically
+from conformance.data.results import now
+from conformance.data.results import write_atomically
 
 
 def is_slow(item) -> bool:

@@ -15,7 +15,7 @@ import signal
 import time
 from pathlib import Path
 
-from conformance.ids import SUITE_DIR
+from conformance.data.ids import SUITE_DIR
 from conformance.run.policy import Limits, RunSpec
 
 POLL_S = 0.05

@@ -11,7 +11,7 @@ import shutil
 import threading
 import time
 
-from conformance.results import Record
+from conformance.data.results import Record
 
 REDRAW_EVERY_S = 0.5  # on a terminal
 LOG_EVERY_S = 15.0  # elsewhere: lines that stay, so not too many

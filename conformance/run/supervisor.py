@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from conformance import reproducers
-from conformance.expectations import EXPECTATIONS_PATH, Breakage, Expectations, run_level, stale_declarations
-from conformance.results import Record, now, write_results
+from conformance.plugin import reproducers
+from conformance.data.expectations import EXPECTATIONS_PATH, Breakage, Expectations, run_level, stale_declarations
+from conformance.data.results import Record, now, write_results
 from conformance.run.deaths import Attempt, record_death, tail
 from conformance.run.ledger import DEATHS, Ledger, test_file
 from conformance.run.policy import Limits, RunSpec

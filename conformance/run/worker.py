@@ -39,7 +39,7 @@ import threading
 
 import pytest
 
-from conformance.vocabulary import SCRATCH_ENV
+from conformance.data.vocabulary import SCRATCH_ENV
 
 # A module that does not import is left out (numpy is optional for torch).
 PRELOAD = ["torch", "torch._dynamo", "torch.onnx", "numpy", "pytest", "hypothesis", "pytest_timeout", "conformance.run.worker"]

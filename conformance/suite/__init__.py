@@ -1,1 +1,1 @@
-"""The conformance suite: one module per area of conformance/clauses.toml (test_<area>.py)."""
+"""The conformance suite: one module per area of conformance/data/clauses.toml (test_<area>.py)."""

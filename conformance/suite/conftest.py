@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from conformance import facts, reproducers
-from conformance.binding import Checkpointer
+from conformance.data import facts
+from conformance.plugin import reproducers
+from conformance.plugin.binding import Checkpointer
 from conformance.plugin import implementation
 
 
@@ -36,7 +37,7 @@ def isolated_global_state():
 def reproducer(request):
     """``reproducer(source) -> Path``: write a standalone Python script that reproduces this test's failure and
     name it in the test's record (docs/AUTHORING.md): beside the results file, in ``<results>-reproducers/``
-    (without --results, in ``reports/reproducers/<implementation>/``; conformance/reproducers.py). Call it only
+    (without --results, in ``reports/reproducers/<implementation>/``; conformance/plugin/reproducers.py). Call it only
     when the test is about to fail."""
 
     def write(source: str) -> Path:

@@ -6,8 +6,9 @@ import contextlib
 import pytest
 import torch
 
-from conformance import draws, facts
-from conformance.causes import Cause, causes_of
+from conformance.testing import draws
+from conformance.data import facts
+from conformance.data.causes import Cause, causes_of
 from conformance.fixtures import sweeps
 
 RNG_CLAUSES = ("rng.same-forward", "rng.same-gradients", "rng.stream-restored")
@@ -65,7 +66,7 @@ def parametrize_cases(metafunc, cases):
         metafunc.parametrize("case", params(cases(sweeps.profile_of(metafunc.config)), metafunc.function.__name__))
 
 
-# What each check compares with the plain run: the observable (conformance/causes.py) a failed comparison differs in
+# What each check compares with the plain run: the observable (conformance/data/causes.py) a failed comparison differs in
 # (the rng clauses' checks compare runs that differ in nothing but their random draws).
 OBSERVABLE = {"api.forward-value": "result", "api.same-gradients": "gradients", "gradapi.non-reentrant-grad": "gradients",
               "retain.double-backward": "gradients", "callers.no-grad": "result", "rng.same-forward": "rng",
@@ -109,7 +110,7 @@ def plain(case, make_call, gradients, test=None):
     """
     if test is None:
         return _plain(case, make_call, gradients)
-    key = (test, case.id, draws.active())  # a re-run with fixed draws (conformance/rerun.py) compares with its own
+    key = (test, case.id, draws.active())  # a re-run with fixed draws (conformance/plugin/rerun.py) compares with its own
     if key not in _PLAIN:
         try:
             _PLAIN[key] = _plain(case, make_call, gradients)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from conformance.assertions import (
+from conformance.testing.assertions import (
     assert_same_forward,
     assert_same_gradients,
     assert_same_output,

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from conformance.assertions import assert_same_forward, assert_same_gradients, parameter_grads
+from conformance.testing.assertions import assert_same_forward, assert_same_gradients, parameter_grads
 from conformance.fixtures.inputs import twin_leaves
 from conformance.fixtures.models import mlp, twins
 

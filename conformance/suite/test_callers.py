@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from conformance.assertions import assert_same_forward, assert_same_gradients, assert_same_output
+from conformance.testing.assertions import assert_same_forward, assert_same_gradients, assert_same_output
 from conformance.fixtures.functions import STRUCTURES, Counted, sin_exp, tensors_in
 from conformance.fixtures.inputs import leaf, twin_leaves
 

@@ -5,7 +5,7 @@ import contextlib
 import pytest
 import torch
 
-from conformance.assertions import ANY_ERROR, assert_raises, assert_rejected, assert_same_gradients, backward_of_sum
+from conformance.testing.assertions import ANY_ERROR, assert_raises, assert_rejected, assert_same_gradients, backward_of_sum
 from conformance.fixtures.functions import sin_exp
 from conformance.fixtures.inputs import leaf, twin_leaves
 from conformance.fixtures.probes import RecordingContext

@@ -12,7 +12,7 @@ import re
 import pytest
 import torch
 
-from conformance.assertions import ANY_ERROR, INVALID_ARGUMENT, assert_rejected, assert_same_gradients, backward_of_sum
+from conformance.testing.assertions import ANY_ERROR, INVALID_ARGUMENT, assert_rejected, assert_same_gradients, backward_of_sum
 from conformance.fixtures.functions import TracedChange
 from conformance.fixtures.inputs import leaf
 

@@ -8,7 +8,7 @@ being handed a loss without a graph.
 import pytest
 import torch
 
-from conformance.assertions import ANY_ERROR, assert_raises, assert_same_forward, assert_same_gradients
+from conformance.testing.assertions import ANY_ERROR, assert_raises, assert_same_forward, assert_same_gradients
 from conformance.fixtures.inputs import twin_leaves
 from conformance.fixtures.models import mlp
 

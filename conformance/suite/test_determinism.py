@@ -7,7 +7,7 @@ docs' "due to a global variable"): the recompute then saves a tensor of another 
 import pytest
 import torch
 
-from conformance.assertions import ANY_ERROR, assert_raises, assert_rejected, backward_of_sum
+from conformance.testing.assertions import ANY_ERROR, assert_raises, assert_rejected, backward_of_sum
 from conformance.fixtures.functions import ChangesBetweenPasses, ChangesSaveCount
 from conformance.fixtures.inputs import OPTIONS, leaf, options_for
 

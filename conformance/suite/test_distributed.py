@@ -1,15 +1,15 @@
 """Checkpointing inside DistributedDataParallel and FSDP, on real process groups (clauses distributed.*).
 
-Two ranks (fixtures/distributed.py: gloo on 127.0.0.1 on CPU, NCCL with one GPU per rank on CUDA) train
+Two ranks (conformance/fixtures/distributed.py: gloo on 127.0.0.1 on CPU, NCCL with one GPU per rank on CUDA) train
 the same model under DDP or FSDP for a few steps, with the implementation's ``checkpoint`` called in the
-model's forward and without it (fixtures/data_parallel.py); every step's gradients must be equal. The
+model's forward and without it (conformance/fixtures/data_parallel.py); every step's gradients must be equal. The
 ranks are started once per module and serve one case at a time; a rank that hangs or dies fails its
 test (TIMEOUT, or the crash with the ranks' output), and the next test starts fresh ranks.
 """
 
 import pytest
 
-from conformance.assertions import assert_same_gradients
+from conformance.testing.assertions import assert_same_gradients
 from conformance.fixtures import data_parallel
 from conformance.fixtures.distributed import RankError, Ranks, interrupted_by_sigterm, unavailable_reason
 
@@ -52,7 +52,7 @@ ONCE = {"times": 1}
 TWICE = {"times": 2}
 UNUSED_INSIDE = {"unused": "inside", "find_unused_parameters": True}
 UNUSED_OUTSIDE = {"unused": "outside", "find_unused_parameters": True}
-# The DDP cases by name (the `ddp_case` parameter spans the "DDP case" dimension, conformance/dimensions.py).
+# The DDP cases by name (the `ddp_case` parameter spans the "DDP case" dimension, conformance/data/dimensions.py).
 DDP_CASES = {"once": ONCE, "twice": TWICE, "unused-inside": UNUSED_INSIDE, "unused-outside": UNUSED_OUTSIDE}
 
 

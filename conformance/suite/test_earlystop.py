@@ -7,7 +7,7 @@ the recompute stops early, twice when the recompute runs the whole function.
 import pytest
 import torch
 
-from conformance.assertions import assert_same_gradients
+from conformance.testing.assertions import assert_same_gradients
 from conformance.fixtures.functions import AfterLastSave, SavesNothing
 from conformance.fixtures.inputs import OPTIONS, options_for, twin_leaves
 

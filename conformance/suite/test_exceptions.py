@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from conformance.assertions import assert_same_gradients
+from conformance.testing.assertions import assert_same_gradients
 from conformance.fixtures.functions import sin_exp
 from conformance.fixtures.inputs import leaf, twin_leaves
 

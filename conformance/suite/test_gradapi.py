@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from conformance.assertions import (ANY_ERROR, assert_no_gradients, assert_raises, assert_same_gradients,
+from conformance.testing.assertions import (ANY_ERROR, assert_no_gradients, assert_raises, assert_same_gradients,
                                    parameter_grads, satisfies)
 from conformance.fixtures.inputs import leaf, twin_leaves
 from conformance.fixtures.models import mlp, twins

@@ -5,7 +5,7 @@ import gc
 import pytest
 import torch
 
-from conformance.assertions import assert_raises, assert_same_gradients
+from conformance.testing.assertions import assert_raises, assert_same_gradients
 from conformance.fixtures.functions import Counted, sin_exp
 from conformance.fixtures.inputs import twin_leaves
 

@@ -10,7 +10,7 @@ import warnings
 import pytest
 import torch
 
-from conformance.assertions import assert_same_forward, assert_same_gradients
+from conformance.testing.assertions import assert_same_forward, assert_same_gradients
 from conformance.fixtures.functions import weighted_loss
 from conformance.fixtures.inputs import ALIASINGS, BATCH, WIDTH, aliased, laid_out, leaf
 

@@ -4,7 +4,7 @@ import contextlib
 
 import pytest
 
-from conformance.assertions import ANY_ERROR, assert_rejected, assert_same_forward, assert_same_gradients, backward_of_sum
+from conformance.testing.assertions import ANY_ERROR, assert_rejected, assert_same_forward, assert_same_gradients, backward_of_sum
 from conformance.fixtures.inputs import twin_leaves
 
 

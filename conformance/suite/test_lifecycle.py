@@ -23,8 +23,8 @@ import pytest
 from hypothesis import note, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from conformance import facts
-from conformance.causes import Cause, DifferenceFound
+from conformance.data import facts
+from conformance.data.causes import Cause, DifferenceFound
 from conformance.oracle import lifecycle, observe
 from conformance.oracle.script import reproducer as reproducer_script
 

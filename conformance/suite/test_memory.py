@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import nn
 
-from conformance.assertions import assert_same_gradients
+from conformance.testing.assertions import assert_same_gradients
 from conformance.fixtures.inputs import ALIASINGS, aliased, leaf, twin_leaves
 from conformance.fixtures.models import seeded, twins
 from conformance.fixtures.probes import StorageWatch, packed_tensors, shares_storage

@@ -11,7 +11,7 @@ region is exactly what the library checkpoints: hidden states as the positional 
 position embeddings and biases bound as keywords, tuple outputs, dropout inside.
 
 Checked, against the un-checkpointed run of an equal model on the same inputs from the same seed, every
-dropout on, in float64 (fixtures/model_families.py): the loss and every parameter's gradient (rng.*), the
+dropout on, in float64 (conformance/fixtures/model_families.py): the loss and every parameter's gradient (rng.*), the
 number of times each block runs (recompute.*), the tensors handed to each region and to the model
 (inputs.*), and, with LoRA adapters over frozen weights and frozen embeddings, what each variant's
 contract says of regions whose inputs do not require grad (reqgrad.*), with and without peft's input-grad
@@ -41,8 +41,8 @@ if int(transformers.__version__.split(".")[0]) < 5:  # its families and hook are
     pytest.skip(f"the models area is written for transformers 5 (requirements/models.txt), found {transformers.__version__} "
                 "(an implementation's own pin, e.g. colossalai's)", allow_module_level=True)
 
-from conformance import draws  # noqa: E402
-from conformance.causes import DifferenceFound  # noqa: E402
+from conformance.testing import draws  # noqa: E402
+from conformance.data.causes import DifferenceFound  # noqa: E402
 from conformance.fixtures import model_families  # noqa: E402
 from conformance.fixtures.model_families import build, checkpointed_layers, inputs  # noqa: E402
 from conformance.fixtures.sweeps import same_values  # noqa: E402
@@ -108,7 +108,7 @@ _PLAIN = {}  # (family name, draws fixed) -> (loss, next draw, gradients) of the
 
 
 def plain_run(family):
-    key = family.name, draws.active()  # a re-run with fixed draws (conformance/rerun.py) compares with its own
+    key = family.name, draws.active()  # a re-run with fixed draws (conformance/plugin/rerun.py) compares with its own
     if key not in _PLAIN:
         model = build(family)
         loss, draw = run(model, family)

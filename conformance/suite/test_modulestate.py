@@ -6,7 +6,7 @@ statistics (which native_batch_norm writes without its schema saying so)."""
 import pytest
 import torch
 
-from conformance.assertions import assert_same_buffers, assert_same_gradients
+from conformance.testing.assertions import assert_same_buffers, assert_same_gradients
 from conformance.fixtures.inputs import twin_leaves
 
 

@@ -5,7 +5,7 @@ import warnings
 import pytest
 import torch
 
-from conformance.assertions import assert_same_gradients
+from conformance.testing.assertions import assert_same_gradients
 from conformance.fixtures.functions import NESTINGS, nest, of_nested
 from conformance.fixtures.inputs import twin_leaves
 

@@ -6,9 +6,9 @@ the four outer x inner combinations are covered.
 
 import pytest
 
-from conformance.assertions import assert_same_forward, assert_same_gradients, parameter_grads
-from conformance.binding import Checkpointer
-from conformance.registry import VARIANTS
+from conformance.testing.assertions import assert_same_forward, assert_same_gradients, parameter_grads
+from conformance.plugin.binding import Checkpointer
+from conformance.data.registry import VARIANTS
 from conformance.fixtures.inputs import twin_leaves
 from conformance.fixtures.models import mlp, twins
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conformance.assertions import assert_same_forward, assert_same_gradients, assert_same_output
+from conformance.testing.assertions import assert_same_forward, assert_same_gradients, assert_same_output
 from conformance.fixtures.functions import NON_TENSOR_ITEMS, with_items
 from conformance.fixtures.inputs import POSITIONS, placed, twin_leaves
 

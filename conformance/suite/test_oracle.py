@@ -10,7 +10,7 @@ differences a clause declares (``relaxes`` in clauses.toml) are allowed; any oth
 clause of the observable that differs (conformance/oracle/allowances.py), so its level decides.
 
 A failure shrinks to a minimal program, which the message shows, and comes with a standalone script (torch
-and the implementation only) that shows the difference: a file beside the results (conformance/reproducers.py;
+and the implementation only) that shows the difference: a file beside the results (conformance/plugin/reproducers.py;
 ``reports/reproducers/`` without ``--results``) that the message names and the test's record carries (its
 ``reproducer``, which the report links).
 """
@@ -23,9 +23,10 @@ import pytest
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
-from conformance import facts, oracle
-from conformance.causes import DifferenceFound
-from conformance.vocabulary import FEATURES
+from conformance.data import facts
+from conformance import oracle
+from conformance.data.causes import DifferenceFound
+from conformance.data.vocabulary import FEATURES
 from conformance.oracle import covering, observe
 from conformance.oracle.script import reproducer as reproducer_script
 from conformance.oracle.program import FAULTS, INNER_AUTOGRAD_OPS

@@ -1,7 +1,7 @@
 """Property-based differential tests: random small models, nested arguments, segment counts and seeds;
 the checkpointed run must equal the un-checkpointed run from the same seed in what each clause promises.
 
-Generated values are seeded specs (fixtures/strategies.py), so a falsifying example shrinks to a minimal
+Generated values are seeded specs (conformance/fixtures/strategies.py), so a falsifying example shrinks to a minimal
 ``Case(...)`` that is itself the reproducer; note() also prints a one-line command that re-runs it:
 
     python -c "from conformance.fixtures.strategies import *; from conformance.suite.test_properties import reproduce;
@@ -12,7 +12,7 @@ autograd and keyword arguments are rejected, so in the shared properties the ten
 are top-level (nested ones carry data) and there are no keyword arguments. Non-reentrant: nested tensors
 and keyword arguments take part too, each checked by its own property. Every example seeds torch from a
 drawn integer (Case.seed) right before the forward, so a run depends on the example only.
-Pick the number of examples with --hypothesis-profile (conformance/hypothesis_profiles.py).
+Pick the number of examples with --hypothesis-profile (conformance/plugin/hypothesis_profiles.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import torch
 from hypothesis import event, example, given, note
 from hypothesis import strategies as st
 
-from conformance.assertions import (
+from conformance.testing.assertions import (
     ANY_ERROR,
     assert_rejected,
     assert_rng_stream_unchanged,
@@ -34,7 +34,7 @@ from conformance.assertions import (
     assert_same_gradients,
     assert_same_output,
 )
-from conformance.binding import Checkpointer, load_implementation
+from conformance.plugin.binding import Checkpointer, load_implementation
 from conformance.fixtures import strategies
 from conformance.fixtures.functions import STRUCTURES, tensors_in
 from conformance.fixtures.inputs import options_for
@@ -183,7 +183,7 @@ def reproduce(impl: str, variant: str, check: str, case) -> None:
 
 def reproducer_code(ckpt: Checkpointer, check, case) -> str:
     """Python code that re-runs one check on one case (conformance.fixtures: the name an installed harness
-    has too; a checkout's top-level fixtures/ is not installed)."""
+    has too; a checkout's top-level conformance/fixtures/ is not installed)."""
     call = f"reproduce({ckpt.impl.module.__name__!r}, {ckpt.variant!r}, {check.__name__!r}, {case!r})"
     return f"from conformance.fixtures.strategies import *; from conformance.suite.test_properties import reproduce; {call}"
 

@@ -6,7 +6,7 @@ has something to recompute: a recount of zero means the activations were kept, t
 
 import pytest
 
-from conformance.assertions import assert_same_forward, assert_same_gradients, parameter_grads
+from conformance.testing.assertions import assert_same_forward, assert_same_gradients, parameter_grads
 from conformance.fixtures.functions import Counted, sin_exp
 from conformance.fixtures.inputs import twin_leaves
 from conformance.fixtures.models import counted_stack

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from conformance.assertions import assert_no_gradients, assert_same_gradients, assert_warns, parameter_grads
+from conformance.testing.assertions import assert_no_gradients, assert_same_gradients, assert_warns, parameter_grads
 from conformance.fixtures.functions import STRUCTURES, TOP_LEVEL_STRUCTURES, tensors_in, weighted_loss
 from conformance.fixtures.inputs import WIDTH, leaf
 from conformance.fixtures.models import mlp, seeded, twins

@@ -5,7 +5,7 @@ import warnings
 import pytest
 import torch
 
-from conformance.assertions import assert_same_gradients, parameter_grads
+from conformance.testing.assertions import assert_same_gradients, parameter_grads
 from conformance.fixtures.functions import dropout_chain
 from conformance.fixtures.inputs import twin_leaves
 from conformance.fixtures.models import mlp, twins

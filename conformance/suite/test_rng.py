@@ -11,8 +11,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conformance.assertions import assert_rng_stream_unchanged
-from conformance.assertions import assert_same_forward, assert_same_gradients
+from conformance.testing.assertions import assert_rng_stream_unchanged
+from conformance.testing.assertions import assert_same_forward, assert_same_gradients
 from conformance.fixtures.inputs import OPTIONS, leaf, options_for, twin_leaves
 from conformance.fixtures.models import mlp, twins
 

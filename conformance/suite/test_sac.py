@@ -12,7 +12,7 @@ import functools
 import pytest
 import torch
 
-from conformance.assertions import ANY_ERROR, assert_same_forward, assert_same_gradients, satisfies
+from conformance.testing.assertions import ANY_ERROR, assert_same_forward, assert_same_gradients, satisfies
 from conformance.fixtures import custom_ops
 from conformance.fixtures.inputs import leaf, twin_leaves
 from conformance.fixtures.probes import OpCounter

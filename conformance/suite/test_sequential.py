@@ -4,12 +4,12 @@ import pytest
 import torch
 from torch import nn
 
-from conformance.assertions import ANY_ERROR, assert_raises, assert_same_forward, assert_same_gradients, parameter_grads
-from conformance.dimensions import SEQUENTIAL_FUNCTIONS
+from conformance.testing.assertions import ANY_ERROR, assert_raises, assert_same_forward, assert_same_gradients, parameter_grads
+from conformance.data.dimensions import SEQUENTIAL_FUNCTIONS
 from conformance.fixtures.functions import weighted_loss
 from conformance.fixtures.inputs import OPTIONS, leaf, twin_leaves
 from conformance.fixtures.models import NESTED_BLOCKS, counted_stack, log_calls, mlp, nested_stack, twins
-from conformance.vocabulary import sequential_segments
+from conformance.data.vocabulary import sequential_segments
 
 # The ways to hand over the same six functions (Linear, Tanh) x 3: name -> container of a model's children.
 CONTAINERS = {

@@ -1,5 +1,5 @@
 """The module sweep: every ``nn`` module in torch's ModuleInfo database (``module_db``), a bounded
-number of its samples (fixtures/sweeps.py, ``--hypothesis-profile``), in training mode, and in eval mode where the
+number of its samples (conformance/fixtures/sweeps.py, ``--hypothesis-profile``), in training mode, and in eval mode where the
 database says the two modes differ (BatchNorm, InstanceNorm, the RNNs, the transformer layers), called through
 checkpoint in each variant and compared with the un-checkpointed call of an equal module (built from the same seed)
 on the same sample from the same seed.

@@ -1,5 +1,5 @@
 """The op sweep: every operator in torch's OpInfo database (``op_db``), a bounded number of its samples
-(see fixtures/sweeps.py and ``--hypothesis-profile``), checkpointed in each variant and compared
+(see conformance/fixtures/sweeps.py and ``--hypothesis-profile``), checkpointed in each variant and compared
 with the un-checkpointed run of the same sample from the same seed.
 
 Clauses that hold for any function: the forward value and the gradients (api.*), random ops'

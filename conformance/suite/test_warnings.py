@@ -11,7 +11,7 @@ import warnings
 import pytest
 import torch
 
-from conformance.assertions import assert_same_forward, assert_same_gradients
+from conformance.testing.assertions import assert_same_forward, assert_same_gradients
 from conformance.fixtures.functions import sin_exp
 from conformance.fixtures.inputs import leaf
 from conformance.fixtures.models import seeded

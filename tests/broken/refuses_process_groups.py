@@ -6,7 +6,7 @@ import torch.distributed as dist
 from torch.utils.checkpoint import CheckpointError, checkpoint_sequential  # noqa: F401
 from torch.utils.checkpoint import checkpoint as _checkpoint
 
-from conformance.capabilities import FEATURES
+from conformance.data.capabilities import FEATURES
 
 __conformance__ = {"capabilities": {"features": [f for f in FEATURES if f != "distributed"]}}
 REFUSAL = "this implementation keeps per-process state that a process group would share"

@@ -25,7 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import conformance.adapters
 from conformance.adapters._support import FunctionModule, Unsupported
-from conformance.binding import load_implementation
+from conformance.plugin.binding import load_implementation
 
 ADAPTERS = sorted(m.name for m in pkgutil.iter_modules(conformance.adapters.__path__) if not m.name.startswith("_"))
 

@@ -5,8 +5,8 @@ import io
 
 import pytest
 
-from conformance.expectations import Breakage, load_breakages, rejudge, stale_declarations
-from conformance.results import Facts, Record, Results, read_results
+from conformance.data.expectations import Breakage, load_breakages, rejudge, stale_declarations
+from conformance.data.results import Facts, Record, Results, read_results
 from conformance.run.supervisor import Outcome
 
 FILE = "conformance/suite/test_exceptions.py"

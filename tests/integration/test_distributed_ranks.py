@@ -1,4 +1,4 @@
-"""The rank pool of the distributed area (fixtures/distributed.py): per-rank answers, errors kept per
+"""The rank pool of the distributed area (conformance/fixtures/distributed.py): per-rank answers, errors kept per
 rank, a hung or dead rank failing its case within the bound, no process left behind; and an
 implementation that does not claim "distributed" reading *unsupported*."""
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conformance.results import read_results
+from conformance.data.results import read_results
 from conformance.fixtures import distributed
 from conformance.fixtures.distributed import RankError, RankFailure, RankPool, _in_step, unavailable_reason
 from tests.broken.refuses_process_groups import REFUSAL

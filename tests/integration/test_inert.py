@@ -95,7 +95,7 @@ def test_the_distribution_claims_no_top_level_fixtures_package():
 def test_a_property_tests_printed_reproducer_runs_with_the_installed_harness(tmp_path):
     """The one-liner a falsifying example prints imports only what an installed harness has (no
     top-level ``fixtures``): run from outside the checkout, with nothing of the checkout on the path."""
-    from conformance.binding import Checkpointer, load_implementation
+    from conformance.plugin.binding import Checkpointer, load_implementation
     from conformance.fixtures.strategies import Case, InputSpec, Leaf, ModelSpec
     from conformance.suite.test_properties import check_gradients, reproducer_code
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.results import read_results
+from conformance.data.results import read_results
 
 REPO = Path(__file__).resolve().parents[2]
 MARK = "CONFORMANCE_INTERRUPT_MARK"

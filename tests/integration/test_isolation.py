@@ -1,4 +1,4 @@
-"""Test isolation (conformance/isolation.py): a leaking implementation fails the tests that leak, not the
+"""Test isolation (conformance/plugin/isolation.py): a leaking implementation fails the tests that leak, not the
 tests that run after them."""
 
 import gc
@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from conformance import isolation
-from conformance.results import read_results
+from conformance.plugin import isolation
+from conformance.data.results import read_results
 
 LEAKER = "tests.mutants.exceptions.leaks_saved_tensor_hooks"
 # test_exceptions.py's failing forwards leak first; the gradient and output tests after them each run
@@ -118,15 +118,15 @@ def test_hooks_whose_owner_pops_them_at_the_next_hooks_scope_are_popped_once():
 
 
 def test_explicit_default_options_hold_only_keywords_of_the_torch_under_test():
-    from conformance.releases import has_keyword
+    from conformance.plugin.releases import has_keyword
 
     assert has_keyword("early_stop", "2.13.0+cpu") and has_keyword("debug", "2.6.0")
     assert not has_keyword("early_stop", "2.6.0+cu124")  # the context manager is 2.1's, the keyword 2.9's
 
 
 def test_a_clause_newer_than_the_torch_under_test_reads_not_in_this_release():
-    from conformance.releases import newer_clauses
-    from conformance.vocabulary import release_of
+    from conformance.plugin.releases import newer_clauses
+    from conformance.data.vocabulary import release_of
 
     assert release_of("2.6.0+cu124") == "2.6"
     assert newer_clauses(["groups.reentrant-noop", "api.forward-value"], "2.6.0") == [("groups.reentrant-noop", "2.10")]

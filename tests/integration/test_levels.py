@@ -7,11 +7,11 @@ import textwrap
 
 import pytest
 
-from conformance.expectations import load_known_upstream
+from conformance.data.expectations import load_known_upstream
 from conformance.report import write_report
-from conformance.results import read_results
+from conformance.data.results import read_results
 from conformance.run import Limits, RunSpec, run_all
-from conformance.vocabulary import strictest, verdict
+from conformance.data.vocabulary import strictest, verdict
 from tests.integration.test_plugin import REPO, run_pytest
 
 RRELU_BUG = "pytorch/pytorch#193671"
@@ -152,7 +152,7 @@ def test_grad_and_determinism(variant):
 # torch's own checkpoint, claiming every feature but the determinism check
 WITHOUT_DETERMINISM_CHECK = """
 from torch.utils.checkpoint import checkpoint, checkpoint_sequential
-from conformance.vocabulary import FEATURES
+from conformance.data.vocabulary import FEATURES
 
 __conformance__ = {"capabilities": {"features": [f for f in FEATURES if f != "determinism_check"]}}
 """
@@ -206,9 +206,9 @@ def test_a_reproducer_is_named_in_the_record_and_linked_from_the_report(pytester
 
 
 def test_a_failure_a_known_upstream_bug_explains_carries_it_as_a_field():
-    from conformance.capabilities import Capabilities
-    from conformance.expectations import Expectations, judge
-    from conformance.facts import Facts
+    from conformance.data.capabilities import Capabilities
+    from conformance.data.expectations import Expectations, judge
+    from conformance.data.facts import Facts
 
     bug = next(b for b in load_known_upstream() if b.bug == RRELU_BUG)
     nodeid = "conformance/suite/test_sweep_ops.py::test_op_matches_uncheckpointed_run[nn.functional.rrelu-float64-sample0-non_reentrant]"

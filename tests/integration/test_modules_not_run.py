@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conformance.report.model import build
 from conformance.report.render import render_site
-from conformance.results import read_results
+from conformance.data.results import read_results
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.results import read_results
-from conformance.vocabulary import OUTPUT_DIR, SEVERE
+from conformance.data.results import read_results
+from conformance.data.vocabulary import OUTPUT_DIR, SEVERE
 
 REPO = Path(__file__).resolve().parents[2]
 IMPL = "tests.mutants.rng.non_reentrant_forces_no_preserve"
@@ -148,7 +148,7 @@ def test_the_failing_implementations_pages_pass_an_accessibility_check(flow, bro
 def test_seven_runs_fit_the_index_of_a_1400_px_window(browser, tmp_path):
     """The areas × runs table of seven runs (three implementations' two variants and one more) needs no scrolling."""
     from conformance.__main__ import main
-    from conformance.results import write_results
+    from conformance.data.results import write_results
     from tests.integration.test_report_browser import run
 
     runs = [(impl, variant) for impl in ("torch.utils.checkpoint", "reference_impl", "torch_checkpoint_wrapper")

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 
 from conformance import oracle
-from conformance.binding import load_implementation
-from conformance.capabilities import Capabilities
+from conformance.plugin.binding import load_implementation
+from conformance.data.capabilities import Capabilities
 from conformance.oracle.script import reproducer
 from conformance.oracle.strategies import programs
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.results import read_results
-from conformance.vocabulary import OUTPUT_DIR
+from conformance.data.results import read_results
+from conformance.data.vocabulary import OUTPUT_DIR
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -257,7 +257,7 @@ def _deviations_of(impl, as_impl, path):
     """The declared deviations of ``impl`` (expectations.toml), declared again for ``as_impl``."""
     import tomllib
 
-    entries = tomllib.loads((REPO / "conformance/expectations.toml").read_text())["deviation"]
+    entries = tomllib.loads((REPO / "conformance/data/expectations.toml").read_text())["deviation"]
     lines = []
     for entry in (e for e in entries if e["impl"] == impl):
         lines.append("[[deviation]]")

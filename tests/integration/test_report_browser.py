@@ -13,10 +13,10 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from conformance.__main__ import main
-from conformance.registry import load_clauses
+from conformance.data.registry import load_clauses
 from conformance.report.layout import details_of
 from conformance.report.model import build
-from conformance.results import Results, read_results, write_results
+from conformance.data.results import Results, read_results, write_results
 from tests.unit.test_report import record
 
 REPO = Path(__file__).resolve().parents[2]

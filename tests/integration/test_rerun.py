@@ -1,4 +1,4 @@
-"""The re-run with fixed draws (conformance/draws.py, conformance/rerun.py): it tells a failure of the RNG
+"""The re-run with fixed draws (conformance/testing/draws.py, conformance/plugin/rerun.py): it tells a failure of the RNG
 from any other, wherever the suite's tests happen to draw random numbers."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from conformance import draws
-from conformance.results import read_results
+from conformance.testing import draws
+from conformance.data.results import read_results
 
 REPO = Path(__file__).resolve().parents[2]
 RANDOM_TESTS = ["conformance/suite/test_reqgrad.py::test_non_reentrant_frozen_inputs_with_parameters_and_random_ops",
@@ -76,7 +76,7 @@ def test_a_read_of_memory_nobody_wrote_fails_the_re_run_too():
     re-run passed by chance and the failure read as the RNG's (seen in `tox -e report`); filled, it fails."""
     from torch.utils.checkpoint import checkpoint
 
-    from conformance.rerun import uninitialized_memory_filled
+    from conformance.plugin.rerun import uninitialized_memory_filled
 
     def rrelu_last(t):
         return F.rrelu(t, training=True) * 2.0

@@ -23,8 +23,8 @@ import pytest
 from conformance.__main__ import main
 from conformance.report import _load, build
 from conformance.report.layout import details_of
-from conformance.facts import Facts
-from conformance.results import Record, read_results
+from conformance.data.facts import Facts
+from conformance.data.results import Record, read_results
 from conformance.run import Limits, RunSpec, expand, processes, run_all, shard, supervisor
 from conformance.run.ledger import Ledger
 from conformance.run import progress as progress_module

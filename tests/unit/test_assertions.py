@@ -4,8 +4,8 @@ docs name none, by any exception but a crash); an output is compared leaf by lea
 import pytest
 import torch
 
-from conformance.capabilities import Unsupported
-from conformance.assertions import ANY_ERROR, INVALID_ARGUMENT, assert_raises, assert_rejected, assert_same_forward
+from conformance.data.capabilities import Unsupported
+from conformance.testing.assertions import ANY_ERROR, INVALID_ARGUMENT, assert_raises, assert_rejected, assert_same_forward
 
 
 def raise_(exception):

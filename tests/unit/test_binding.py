@@ -1,4 +1,4 @@
-"""The binding (conformance/binding.py) is the one reader of what an implementation module says of itself: its
+"""The binding (conformance/plugin/binding.py) is the one reader of what an implementation module says of itself: its
 ``__conformance__``, checked at the door."""
 
 import sys
@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from conformance.binding import BindingError, load_implementation
+from conformance.plugin.binding import BindingError, load_implementation
 
 API = "from torch.utils.checkpoint import checkpoint, checkpoint_sequential\n"
 

@@ -1,4 +1,4 @@
-"""A failure's cause (conformance/causes.py), and declarations that hold only for the failure they name."""
+"""A failure's cause (conformance/data/causes.py), and declarations that hold only for the failure they name."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.capabilities import Capabilities
-from conformance.causes import Cause, DifferenceFound, Pattern, causes_of, root
-from conformance.expectations import Expectations, judge, load_deviations
-from conformance.facts import Facts
-from conformance.results import read_results
+from conformance.data.capabilities import Capabilities
+from conformance.data.causes import Cause, DifferenceFound, Pattern, causes_of, root
+from conformance.data.expectations import Expectations, judge, load_deviations
+from conformance.data.facts import Facts
+from conformance.data.results import read_results
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -96,8 +96,8 @@ def test_a_second_undeclared_bug_in_a_declared_clause_fails(tmp_path):
 
 
 def test_a_declaration_by_cause_goes_stale_when_nothing_fails_its_way(tmp_path):
-    from conformance.expectations import run_level, stale_declarations
-    from conformance.results import Record, Results
+    from conformance.data.expectations import run_level, stale_declarations
+    from conformance.data.results import Record, Results
 
     expectations = _declared(tmp_path, 'failure = { exception = "TypeError", message = "dict outputs" }')
     assert [d.by_cause for d in expectations.deviations] == [True]
@@ -128,7 +128,7 @@ def test_a_difference_made_by_the_random_draws_is_charged_to_the_rng_clauses_wha
 def test_the_implementation_page_groups_one_bug_as_one_cause():
     from conformance.report.model import build
     from conformance.report.render import render_site
-    from conformance.results import Record, Results
+    from conformance.data.results import Record, Results
 
     def failed(nodeid, clause, cause):
         return Record(nodeid, Facts((clause,), "non_reentrant", "cpu", causes=(cause,)), "fail", str(cause))
@@ -166,7 +166,7 @@ def test_the_report_offers_the_declaration_that_makes_a_causes_failures_expected
     exception included) and nothing of another cause."""
     from conformance.report.model import build
     from conformance.report.render import render_site
-    from conformance.results import Record, Results
+    from conformance.data.results import Record, Results
 
     def failed(nodeid, *causes):
         return Record(nodeid, Facts(("api.forward-value",), "non_reentrant", "cpu", causes=causes), "fail", str(causes[0]))
@@ -190,7 +190,7 @@ def test_the_report_offers_the_declaration_that_makes_a_causes_failures_expected
 
 
 def test_what_a_step_that_raised_did_not_produce_is_the_exceptions_consequence():
-    from conformance.causes import unmatched
+    from conformance.data.causes import unmatched
 
     declared = [Pattern(observable="exception", detail="AttributeError")]
     raised = Cause("difference", "exception", "raises AttributeError: x", step=2)
@@ -204,7 +204,7 @@ def test_a_failed_steps_consequences_are_not_causes_of_their_own_but_later_state
     """An exception the declaration names leaves its step's result, gradients and hooks unproduced, and the later
     steps of the program run on what it did not produce (a backward of the None it returned raises): those are its
     consequences. A difference of state at a later step (the RNG stream) is a cause of its own."""
-    from conformance.causes import unmatched
+    from conformance.data.causes import unmatched
 
     raised = Cause("difference", "exception", "raises TypeError: boom; the plain run raises nothing", step=3)
     consequences = [Cause("difference", "result", "result: None", step=3), Cause("difference", "hooks", "fires", step=3),
@@ -220,7 +220,7 @@ def test_a_failed_steps_consequences_are_not_causes_of_their_own_but_later_state
 
 def _a_breakage_and_a_deviation(tmp_path):
     """mypkg's row breakage (a TypeError) and its deviation of api.forward-value (a lifetime), each naming one cause."""
-    from conformance.expectations import load_breakages
+    from conformance.data.expectations import load_breakages
 
     path = tmp_path / "expectations.toml"
     path.write_text('[[breakage]]\nimpl = "mypkg"\nfailure = { exception = "TypeError", message = "cannot save" }\n'
@@ -242,8 +242,8 @@ def test_a_failure_is_explained_by_every_declaration_covering_it_together(tmp_pa
 def test_a_declaration_naming_one_cause_of_a_failure_explained_together_is_not_stale(tmp_path):
     """A program's failure shows two causes, each declared by its own entry; the other entry's reason is the failure's
     (its cause is the root): the entry naming the second cause still describes the row, it is not stale."""
-    from conformance.expectations import run_level, stale_declarations
-    from conformance.results import Record, Results
+    from conformance.data.expectations import run_level, stale_declarations
+    from conformance.data.results import Record, Results
 
     expectations = _a_breakage_and_a_deviation(tmp_path)
     causes = (Cause("exception", "TypeError", "cannot save an int"), Cause("difference", "lifetimes", "out"))
@@ -257,9 +257,9 @@ def test_a_declaration_naming_one_cause_of_a_failure_explained_together_is_not_s
 
 
 def test_a_declaration_is_not_stale_in_a_run_of_a_variant_its_row_does_not_claim(tmp_path):
-    from conformance.expectations import run_level, stale_declarations
-    from conformance.facts import Expected
-    from conformance.results import Record, Results
+    from conformance.data.expectations import run_level, stale_declarations
+    from conformance.data.facts import Expected
+    from conformance.data.results import Record, Results
 
     expectations = _declared(tmp_path, 'failure = { exception = "TypeError", message = "dict outputs" }')
     unclaimed = Record("t::test[dict]", Facts(("api.forward-value",), "reentrant", "cpu",
@@ -268,7 +268,7 @@ def test_a_declaration_is_not_stale_in_a_run_of_a_variant_its_row_does_not_claim
 
 
 def test_any_failure_is_a_rows_breakage_never_a_clauses_deviation(tmp_path):
-    from conformance.expectations import load_breakages
+    from conformance.data.expectations import load_breakages
 
     assert Pattern.parse("any")[0].matches(Cause("difference", "gradients", "x0 differs"))
     path = tmp_path / "expectations.toml"

@@ -1,4 +1,4 @@
-"""The data files are checked at the door (conformance/datafiles.py): a misspelt key in any of them fails at load,
+"""The data files are checked at the door (conformance/data/datafiles.py): a misspelt key in any of them fails at load,
 naming the file, the entry and the field; the results file's published JSON Schema is the model's and holds for a
 real run's file."""
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conformance import findings
-from conformance.datafiles import DataFileError
-from conformance.expectations import EXPECTATIONS_PATH, Expectations
-from conformance.registry import CLAUSES_PATH, load_clauses
-from conformance.results import SCHEMA_PATH, json_schema, read_results
+from conformance.data import findings
+from conformance.data.datafiles import DataFileError
+from conformance.data.expectations import EXPECTATIONS_PATH, Expectations
+from conformance.data.registry import CLAUSES_PATH, load_clauses
+from conformance.data.results import SCHEMA_PATH, json_schema, read_results
 from tests.integration.test_plugin import run_pytest
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,6 +1,6 @@
 """Every clause declares the input dimensions its text quantifies over, and its tests span each one.
 
-Spanning is checked mechanically, not read from a declaration: a dimension (conformance/dimensions.py)
+Spanning is checked mechanically, not read from a declaration: a dimension (conformance/data/dimensions.py)
 is spanned when the collected tests of the clause take every value of its pytest parameter, or when a
 hypothesis strategy of one of its tests can draw an example with each value (hypothesis.find).
 """
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
-from conformance.dimensions import DIMENSIONS, unknown
-from conformance.facts import clause_ids_of
-from conformance.registry import load_clauses
+from conformance.data.dimensions import DIMENSIONS, unknown
+from conformance.data.facts import clause_ids_of
+from conformance.data.registry import load_clauses
 
 CLAUSES = load_clauses()
 FIND_SETTINGS = settings(database=None, max_examples=2000, derandomize=True, phases=[Phase.generate],
@@ -74,7 +74,7 @@ def missing_values(spans, clause_id, dimension):
 
 def test_every_declared_dimension_is_in_the_vocabulary():
     bad = {c.id: unknown(c.dimensions) for c in CLAUSES.values() if unknown(c.dimensions)}
-    assert not bad, f"dimensions not in conformance/dimensions.py (add them there, with the parameter that spans them): {bad}"
+    assert not bad, f"dimensions not in conformance/data/dimensions.py (add them there, with the parameter that spans them): {bad}"
 
 
 @pytest.mark.parametrize("clause", [c for c in CLAUSES.values() if c.dimensions], ids=lambda c: c.id)
@@ -87,7 +87,7 @@ def test_every_declared_dimension_is_spanned_by_the_clauses_tests(clause, spans)
                 gaps[name] = missing
     assert not gaps, (
         f"{clause.id}: no test spans these values of its declared dimensions {gaps} "
-        f"(parametrize a test of the clause over the parameter named in conformance/dimensions.py, "
+        f"(parametrize a test of the clause over the parameter named in conformance/data/dimensions.py, "
         f"or draw it in a hypothesis strategy)"
     )
 

@@ -1,12 +1,12 @@
-"""What is expected of a test (conformance/expectations.py, ``judge``): a declared deviation first, then a capability
+"""What is expected of a test (conformance/data/expectations.py, ``judge``): a declared deviation first, then a capability
 not claimed, then, for a failure, its row's breakage; and the known upstream bug a failure matches."""
 
 import pytest
 
-from conformance.capabilities import Capabilities
-from conformance.causes import Cause, Pattern
-from conformance.expectations import Breakage, Deviation, Expectations, KnownUpstream, judge
-from conformance.facts import Facts
+from conformance.data.capabilities import Capabilities
+from conformance.data.causes import Cause, Pattern
+from conformance.data.expectations import Breakage, Deviation, Expectations, KnownUpstream, judge
+from conformance.data.facts import Facts
 
 NODEID = "conformance/suite/test_api.py::test_x[reentrant]"
 FAILED = (Cause("difference", "gradients", "x differs"),)

@@ -1,9 +1,9 @@
-"""A test's facts (conformance/facts.py): charged to the check that failed, held to that check's level, and carried
+"""A test's facts (conformance/data/facts.py): charged to the check that failed, held to that check's level, and carried
 between processes unchanged."""
 
-from conformance.causes import Cause
-from conformance.facts import Expected, Facts, UpstreamBug
-from conformance.registry import load_clauses
+from conformance.data.causes import Cause
+from conformance.data.facts import Expected, Facts, UpstreamBug
+from conformance.data.registry import load_clauses
 
 
 def test_a_test_is_held_to_the_strictest_level_of_its_clauses_and_charging_re_derives_it():

@@ -1,4 +1,4 @@
-"""The findings a maintainer can file (findings/findings.toml, conformance/findings.py): the registry against the
+"""The findings a maintainer can file (findings/findings.toml, conformance/data/findings.py): the registry against the
 clause registry, the expectations it explains and tox.ini; `findings --check` on scripts whose outcome is known; the
 torch findings' scripts themselves (torch is here: each fails on torch and passes on the reference); their report page."""
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance import findings
+from conformance.data import findings
 from conformance.__main__ import main
-from conformance.expectations import load_breakages, load_deviations
-from conformance.ids import canonical_id
+from conformance.data.expectations import load_breakages, load_deviations
+from conformance.data.ids import canonical_id
 from conformance.report import write_report
-from conformance.results import write_results
+from conformance.data.results import write_results
 from tests.unit.test_report import Page, results
 
 ROOT = Path(__file__).resolve().parents[2]

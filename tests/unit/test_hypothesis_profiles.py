@@ -1,4 +1,4 @@
-"""The hypothesis profiles the property tests run under (conformance/hypothesis_profiles.py)."""
+"""The hypothesis profiles the property tests run under (conformance/plugin/hypothesis_profiles.py)."""
 
 import json
 import subprocess
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from conformance.hypothesis_profiles import DEFAULT_PROFILE, PROFILES, register_profiles
+from conformance.plugin.hypothesis_profiles import DEFAULT_PROFILE, PROFILES, register_profiles
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,11 +1,11 @@
-"""The judge reads what happened in a phase (conformance/judging.py, ``_status``) from the report as pytest made it,
+"""The judge reads what happened in a phase (conformance/plugin/judging.py, ``_status``) from the report as pytest made it,
 before it gives pytest the outcome that says what the result means; the recorder writes that status unchanged."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from conformance.judging import _status
+from conformance.plugin.judging import _status
 
 
 def report(when, outcome, **extra):

@@ -4,7 +4,7 @@ for one that names nothing (issue 34, item 9)."""
 import pytest
 
 from conformance.__main__ import main
-from conformance.registry import load_areas, load_clauses, unknown_ids
+from conformance.data.registry import load_areas, load_clauses, unknown_ids
 
 CLAUSES = load_clauses()
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.facts import clause_ids_of
-from conformance.datafiles import DataFileError
-from conformance.registry import load_areas, load_clauses
+from conformance.data.facts import clause_ids_of
+from conformance.data.datafiles import DataFileError
+from conformance.data.registry import load_areas, load_clauses
 
 REPO = Path(__file__).resolve().parents[2]
 CLAUSES = load_clauses()
@@ -186,7 +186,7 @@ def test_no_rejection_test_accepts_an_arbitrary_exception():
     """A rejection names its exception type or family: never bare Exception, never a default."""
     import inspect
 
-    from conformance import assertions
+    from conformance.testing import assertions
 
     assert inspect.signature(assertions.assert_raises).parameters["expected"].default is inspect.Parameter.empty
     suite = Path(__file__).resolve().parents[2] / "conformance" / "suite"
@@ -219,7 +219,7 @@ def test_the_oracles_relaxations_name_what_it_observes_and_can_decide():
     OBSERVED clause, or a documented one whose sentence names the difference)."""
     from conformance.oracle.allowances import CONDITIONS
     from conformance.oracle.observe import OBSERVABLES
-    from conformance.vocabulary import ORACLE_CONDITIONS, ORACLE_OBSERVABLES
+    from conformance.data.vocabulary import ORACLE_CONDITIONS, ORACLE_OBSERVABLES
 
     assert tuple(ORACLE_OBSERVABLES) == OBSERVABLES
     assert set(ORACLE_CONDITIONS) == set(CONDITIONS)

@@ -10,13 +10,13 @@ from dataclasses import replace
 import pytest
 
 from conformance.__main__ import main
-from conformance.registry import Clause, load_areas, load_clauses
+from conformance.data.registry import Clause, load_areas, load_clauses
 from conformance.report import _load, build, compare, render_site
 from conformance.report.layout import Layout
 from conformance.report.model import NA, NOT_RUN, Column
 from conformance.report.render import environment
-from conformance.results import Expected, Facts, Record, Results, write_results
-from conformance.vocabulary import SEVERITY, worst
+from conformance.data.results import Expected, Facts, Record, Results, write_results
+from conformance.data.vocabulary import SEVERITY, worst
 
 MARKUP = "<script>alert(1)</script><b>bold</b> & \"quoted\""
 

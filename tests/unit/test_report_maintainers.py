@@ -2,12 +2,12 @@
 
 import shlex
 
-from conformance.registry import Clause
+from conformance.data.registry import Clause
 from conformance.report import build, render_site
 from conformance.report.model import Column
 from conformance.report.repro import repro_command, source_location
 from conformance.report.summary import area_summary
-from conformance.results import Facts, Record, Results
+from conformance.data.results import Facts, Record, Results
 from tests.unit.test_report import record
 
 AREAS = {"api": "General API", "rng": "RNG", "empty": "No tests"}

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.causes import Cause
-from conformance.expectations import load_deviations, rejudge
-from conformance.results import Expected, Facts, Record, Results, read_results, write_results
-from conformance.vocabulary import SEVERITY, STATUSES, VERDICTS, verdict
+from conformance.data.causes import Cause
+from conformance.data.expectations import load_deviations, rejudge
+from conformance.data.results import Expected, Facts, Record, Results, read_results, write_results
+from conformance.data.vocabulary import SEVERITY, STATUSES, VERDICTS, verdict
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -141,7 +141,7 @@ def test_an_unknown_schema_is_a_one_line_error_naming_it(tmp_path):
 
 
 def test_rejudging_applies_row_level_breakage_to_failures_only(tmp_path):
-    from conformance.expectations import load_breakages
+    from conformance.data.expectations import load_breakages
 
     path = _expectations(tmp_path, """
         [[breakage]]

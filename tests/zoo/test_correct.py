@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from conformance.expectations import load_known_upstream
-from conformance.results import read_results
+from conformance.data.expectations import load_known_upstream
+from conformance.data.results import read_results
 from tests.integration.test_levels import OFFLOAD_BUG, RRELU_BUG
 from tests.integration.test_plugin import MINIMAL_MODULE, REPO, _deviations_of, run_pytest, write_module
 

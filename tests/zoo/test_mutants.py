@@ -6,11 +6,11 @@ from collections import defaultdict
 
 import pytest
 
-from conformance import facts
-from conformance.facts import clause_ids_of
-from conformance.registry import load_clauses
-from conformance.results import read_results
-from conformance.vocabulary import VIOLATIONS
+from conformance.data import facts
+from conformance.data.facts import clause_ids_of
+from conformance.data.registry import load_clauses
+from conformance.data.results import read_results
+from conformance.data.vocabulary import VIOLATIONS
 from tests.mutants import mutant_names
 
 # Clauses no mutant can violate on this kind of machine, with the reason. Keep it short.

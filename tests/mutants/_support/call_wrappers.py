@@ -6,7 +6,7 @@ import itertools
 
 import torch
 
-from conformance.vocabulary import OWN_KEYWORDS  # noqa: F401  (re-exported for mutants)
+from conformance.data.vocabulary import OWN_KEYWORDS  # noqa: F401  (re-exported for mutants)
 
 
 def on_calls(function, around):

@@ -4,7 +4,7 @@ documented split over any checkpoint.)"""
 
 import torch
 
-from conformance.vocabulary import sequential_segments as even_chunks  # the documented split, to break
+from conformance.data.vocabulary import sequential_segments as even_chunks  # the documented split, to break
 
 
 def _run(functions):

@@ -3,7 +3,7 @@
 import torch
 
 from tests.mutants._support.base import *  # noqa: F403
-from conformance.vocabulary import OWN_KEYWORDS
+from conformance.data.vocabulary import OWN_KEYWORDS
 
 # The CUDA peak-memory clause is observable only where CUDA is present.
 TARGET_CLAUSES = ["memory.only-inputs-saved", "memory.intermediates-freed", "recompute.once-per-backward"] + (

@@ -5,7 +5,7 @@ import torch
 from tests.mutants._support.call_wrappers import on_calls
 from tests.mutants._support.base import *  # noqa: F403  (torch's whole surface; one name is broken below)
 from tests.mutants._support.base import checkpoint as _checkpoint
-from conformance.vocabulary import OWN_KEYWORDS
+from conformance.data.vocabulary import OWN_KEYWORDS
 
 TARGET_CLAUSES = ["nesting.correct-gradients"]
 BREAKS = "an inner checkpoint contributes no gradients"
