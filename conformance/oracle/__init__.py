@@ -14,20 +14,21 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from conformance.data.causes import Cause
-from conformance.oracle import observe
+from conformance.oracle import compare, observe, prelude
+from conformance.oracle.program import runnable
 from conformance.oracle.allowances import charged_clause, relaxing_clauses
 from conformance.oracle.program import HEALTHY_STEPS, RANDOM_OPS, Nested, Program
 
 
 @dataclass(frozen=True)
 class ChargedDifference:
-    observed: observe.Difference  # as the observer found it: what a reproducer script shows
+    observed: compare.Difference  # as the observer found it: what a reproducer script shows
     clause: str  # the clause it is charged to
     drawn: bool = False  # it differs only while the region draws random numbers
     variant: str | None = None  # the variant of the regions whose behaviour differed (None: the outer region's)
 
     @property
-    def difference(self) -> observe.Difference:
+    def difference(self) -> compare.Difference:
         """The difference as charged: the RNG's where it is the random draws' doing."""
         return _drawn(self.observed) if self.drawn else self.observed
 
@@ -83,14 +84,14 @@ def _without_random(program: Program) -> Program:
     return replace(program, ops=plain(program.ops), sequential=tuple("tanh" if f == "dropout" else f for f in program.sequential))
 
 
-def _drawn(d: observe.Difference) -> observe.Difference:
+def _drawn(d: compare.Difference) -> compare.Difference:
     """A difference the random draws make: its observable is the RNG's."""
     if d.observable == "rng":
         return d
     return replace(d, observable="rng", detail=f"{d.observable} differ(s) only while the region draws random numbers: {d.detail}")
 
 
-def _rng_clause(d: observe.Difference, program: Program, left_by_the_fault: bool = False) -> str:
+def _rng_clause(d: compare.Difference, program: Program, left_by_the_fault: bool = False) -> str:
     """The rng clause a difference made by the random draws violates (a fault's, where it differs only with the fault)."""
     if left_by_the_fault and (d.observable == "rng" or d.name in HEALTHY_STEPS):
         return "exceptions.no-leftover-state"  # the stream a fault left behind (checkpoint's RNG stash not undone)
@@ -109,18 +110,18 @@ def _without_debug(program: Program) -> Program:
                    switches=tuple((n, None if n == "debug" and v is True else v) for n, v in program.switches))
 
 
-def differences(program: Program, implementation) -> list[observe.Difference]:
+def differences(program: Program, implementation) -> list[compare.Difference]:
     """What differs between the program run through the implementation and run plainly, less what a clause allows."""
-    run = observe.program(program.source())
-    expected = observe.observe(run, observe.PLAIN)
+    run = runnable(program.source())
+    expected = observe.observe(run, prelude.PLAIN)
     actual = observe.observe(run, implementation)
-    found = observe.compare(actual, expected)
+    found = compare.compare(actual, expected)
     allowed = [d for d in found if relaxing_clauses(d, program, expected)]
     rejected = {d.step for d in allowed if d.observable in ("exception", "exception-type")}
     return [d for d in found if d not in allowed and _compared(d, rejected, expected)]
 
 
-def _compared(d: observe.Difference, rejected: set, expected: list[observe.Step]) -> bool:
+def _compared(d: compare.Difference, rejected: set, expected: list[observe.Step]) -> bool:
     """Whether a difference counts, given the steps one run rejected (an allowed exception).
 
     A rejected step returns nothing and draws nothing there: what it would have returned, drawn or warned is

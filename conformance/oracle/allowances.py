@@ -7,7 +7,8 @@ pairs, and CONDITIONS here says what each condition means for a program. Nothing
 
 from __future__ import annotations
 
-from conformance.oracle.observe import Difference, TensorSummary
+from conformance.oracle.compare import Difference
+from conformance.oracle.observe import TensorSummary
 from conformance.oracle.program import ARG_OPS, HEALTHY_STEPS, META_CONTEXTS, NO_GRAD_SOURCE_OPS, OBJECT, Nested, Program
 from conformance.data.registry import load_clauses
 from conformance.data.vocabulary import ORACLE_CONDITIONS

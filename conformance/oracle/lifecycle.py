@@ -8,7 +8,7 @@ The machine builds a program: each rule appends an Act (source lines of ``run(ap
 protocol), its preconditions keeping the caller's world one where the docs promise equality (nothing the
 recompute reads is changed while a region waits for its backward: the docs' "if the function invocation during
 the backward pass differs from the forward pass, ... may not be equivalent"). The program is then run plainly
-(world.PLAIN_TWIN) and checkpointed, and compared step by step (observe.compare); hypothesis shrinks a failing
+(world.PLAIN_TWIN) and checkpointed, and compared step by step (compare.compare); hypothesis shrinks a failing
 sequence of actions, which lifecycle_script() writes out as a standalone script.
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from conformance.oracle import observe, world
+from conformance.oracle import compare, observe, world
 from conformance.data.registry import load_clauses
 
 BATCH, WIDTH = 4, 4
@@ -151,7 +151,7 @@ CHARGES = {
 }
 
 
-def charged(difference: observe.Difference, act: Act | None, variant: str) -> str:
+def charged(difference: compare.Difference, act: Act | None, variant: str) -> str:
     """The clause a difference violates: the most specific one that binds the variant."""
     if difference.observable == "objects":
         candidates = ["contextfn.forward-and-recompute"] * ("events" in difference.detail)
@@ -164,13 +164,13 @@ def charged(difference: observe.Difference, act: Act | None, variant: str) -> st
     return next(c for c in candidates if variant in clauses[c].variants)
 
 
-def differences(program: Lifecycle, implementation) -> list[tuple[observe.Difference, str]]:
+def differences(program: Lifecycle, implementation) -> list[tuple[compare.Difference, str]]:
     """Each difference between the program run checkpointed and plainly, with the clause it violates."""
     run = world.program(program.source())
     expected = observe.observe(run, world.PLAIN_TWIN)
     actual = observe.observe(run, implementation)
     steps = {i: program.act_of(s) for i, s in enumerate(expected)}
-    return [(d, charged(d, steps.get(d.step), program.variant)) for d in observe.compare(actual, expected)]
+    return [(d, charged(d, steps.get(d.step), program.variant)) for d in compare.compare(actual, expected)]
 
 
 # ------------------------------------------------------------------------------------------- the machine

@@ -1,4 +1,4 @@
-"""Run a program and record everything its user can observe, step by step; compare two such records.
+"""Run a program and record everything its user can observe, step by step (compare.py compares two such records).
 
 A program is a function ``run(api, record)`` (conformance/oracle/program.py writes its source): it builds
 its tensors and modules, hands them to ``record.watch``, and performs each step of the caller (the
@@ -20,7 +20,6 @@ scripts (conformance/oracle/script.py) embed its source verbatim, with that name
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import functools  # programs also hand checkpoint functools.partial objects
 import gc
@@ -28,7 +27,6 @@ import logging
 import random
 import re
 import sys
-import threading
 import time
 import warnings
 import weakref
@@ -37,166 +35,8 @@ from dataclasses import dataclass, field
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from conformance.data.vocabulary import CHECKPOINT_KEYWORDS  # a reproducer script writes its value in (script.py)
+from conformance.oracle.prelude import Halt, tensors_in
 
-
-class _Plain:
-    """The un-checkpointed program: checkpoint(f, *args) is f(*args); checkpoint's own options are dropped."""
-
-    @staticmethod
-    def checkpoint(function, *args, **kwargs):
-        return function(*args, **{k: v for k, v in kwargs.items() if k not in CHECKPOINT_KEYWORDS})
-
-    @staticmethod
-    def checkpoint_sequential(functions, segments, input, **options):
-        for f in functions:
-            input = f(input)
-        return input
-
-    @staticmethod
-    def set_checkpoint_early_stop(enable):
-        """Without checkpoint, the API's own switches change nothing."""
-        return contextlib.nullcontext()
-
-    @staticmethod
-    def set_checkpoint_debug_enabled(enabled):
-        return contextlib.nullcontext()
-
-
-PLAIN = _Plain()
-
-
-class Halt(Exception):
-    """A step raised: the program stops there, as the caller's would."""
-
-
-def loss_of(output):
-    """The sum of every floating tensor in output that requires grad (a constant if none does)."""
-    terms = [(t.abs() if t.is_complex() else t).sum() for t in tensors_in(output)
-             if t.requires_grad and (t.is_floating_point() or t.is_complex())]
-    return sum(terms[1:], terms[0]) if terms else torch.zeros(())
-
-
-def change_in_place(tensor):
-    with torch.no_grad():
-        tensor.mul_(2)
-
-
-def noop_contexts():
-    """A context_fn that changes nothing."""
-    return contextlib.nullcontext(), contextlib.nullcontext()
-
-
-@contextlib.contextmanager
-def default_device_set(device):
-    """torch.set_default_device(device) for the block: the global setter, not the torch.device context."""
-    torch.set_default_device(device)
-    try:
-        yield
-    finally:
-        torch.set_default_device(None)
-
-
-def suppressing_contexts():
-    """A context_fn whose forward manager swallows a ValueError (checkpoint must still raise it)."""
-    return contextlib.suppress(ValueError), contextlib.nullcontext()
-
-
-class Token:
-    """An object of the caller's own, passed as a non-tensor argument (the region may compare it by identity)."""
-
-
-class Block(torch.nn.Module):
-    """A module whose forward runs a function, holding the modules the function uses (a model's block)."""
-
-    def __init__(self, function, **modules):
-        super().__init__()
-        self.function = function
-        for name, module in modules.items():
-            self.add_module(name, module)
-
-    def forward(self, *args, **kwargs):
-        return self.function(*args, **kwargs)
-
-
-class Residual(torch.nn.Module):
-    """A block whose forward is more than the chain of its layers."""
-
-    def __init__(self, layer):
-        super().__init__()
-        self.layer = layer
-
-    def forward(self, h):
-        return h + self.layer(h)
-
-
-class Lambda(torch.nn.Module):
-    def __init__(self, function):
-        super().__init__()
-        self.function = function
-
-    def forward(self, h):
-        return self.function(h)
-
-
-def total(output) -> float:
-    """The sum of every floating tensor in output, as a number."""
-    return float(sum(t.detach().abs().double().sum() for t in tensors_in(output) if t.is_floating_point() or t.is_complex()))
-
-
-def first_tensor(output):
-    return next(t for t in tensors_in(output) if t.is_floating_point() or t.is_complex())
-
-
-def tensors_in(value):
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in tensors_in(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in tensors_in(v)]
-    return []
-
-
-# ------------------------------------------------------- the caller's program around the region (issue 35)
-
-def last_tensor(output):
-    """The last floating tensor in output (a subset of the outputs other than first_tensor's where there are several)."""
-    return [t for t in tensors_in(output) if t.is_floating_point() or t.is_complex()][-1]
-
-
-def recover(fault, record):
-    """The caller after a failed call: turns the fault off, clears the gradients (as an optimizer's
-    zero_grad(set_to_none=True)) and reseeds, so that a second call starts from what the plain run has too
-    (where the plain run did not fail, it drew what the failed call did not; the stream the failure left
-    was compared at the failing step)."""
-    fault.clear()
-    for leaf in record.leaves():
-        leaf.grad = None
-    torch.manual_seed(0)
-
-
-def in_threads(work, count=2):
-    """work(0), ..., work(count - 1), each in its own thread, started together; their results in order.
-    The first exception a thread raised is raised here, after every thread has ended."""
-    start, results, errors = threading.Barrier(count), [None] * count, [None] * count
-
-    def run(i):
-        start.wait()
-        try:
-            results[i] = work(i)
-        except Exception as exc:  # noqa: BLE001  (re-raised in the caller's thread below)
-            errors[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for exc in errors:
-        if exc is not None:
-            raise exc
-    return tuple(results)
 
 
 # --------------------------------------------------------------------------------------- summaries
@@ -486,6 +326,23 @@ def _gradients(watched):
     return {n: None if g is None else g.detach().clone() for n, g in grads.items()}
 
 
+def _warning(caught: warnings.WarningMessage) -> str:
+    """A warning, and whether it speaks of use_reentrant (warnings.explicit-use-reentrant-silent's business):
+    not its wording, and not its category, which the docs never name (any Warning is a warning)."""
+    return "a warning about use_reentrant" if "use_reentrant" in str(caught.message) else "a warning"
+
+
+def _precision(before):
+    """The lowest precision computed in, with the step about to run: autocast's dtype where it is on (CPU), else as before.
+    Values computed under float16 autocast carry float16's rounding, in whatever dtype they are stored, and the
+    recompute may round in another order (a weight cast once and shared, or cast again): compared at float16's
+    tolerance, not at the float32 the gradients are kept in."""
+    if torch.is_autocast_enabled("cpu"):
+        dtype = torch.get_autocast_dtype("cpu")
+        return dtype if before is None or torch.finfo(dtype).eps > torch.finfo(before).eps else before
+    return before
+
+
 @dataclass
 class Step:
     name: str
@@ -685,249 +542,3 @@ def observe(run, api) -> list[Step]:
         if collecting:
             gc.enable()
     return record.steps
-
-
-# ---------------------------------------------------------------------------------------- compare
-
-@dataclass(frozen=True)
-class Difference:
-    step: int
-    name: str  # the step's name
-    observable: str  # one of OBSERVABLES
-    detail: str
-
-    def __str__(self):
-        return f"step {self.step} ({self.name}): {self.observable}: {self.detail}"
-
-
-def _warning(caught: warnings.WarningMessage) -> str:
-    """A warning, and whether it speaks of use_reentrant (warnings.explicit-use-reentrant-silent's business):
-    not its wording, and not its category, which the docs never name (any Warning is a warning)."""
-    return "a warning about use_reentrant" if "use_reentrant" in str(caught.message) else "a warning"
-
-
-# What the comparison can find different, in the order it looks.
-OBSERVABLES = ("exception", "exception-type", "warnings", "result", "requires-grad", "aliasing", "gradient-presence",
-               "zero-gradient-for-none", "gradients",
-               "objects", "rng", "state",
-               "hooks", "hooks-rerun", "hooks-rerun-in-forward", "saved-tensor-hooks", "lifetimes", "reference-cycles")
-
-
-# How telling each observable is to a person reading a reproducer: the values and gradients the caller computes
-# first, then what else the caller's code sees, then the process state, hooks and lifetimes.
-TELLING = ("result", "gradients", "gradient-presence", "zero-gradient-for-none", "requires-grad", "aliasing",
-           "exception", "exception-type", "objects", "warnings", "rng", "state",
-           "hooks", "hooks-rerun", "hooks-rerun-in-forward", "saved-tensor-hooks", "lifetimes", "reference-cycles")
-assert sorted(TELLING) == sorted(OBSERVABLES)
-
-
-def most_telling_first(differences):
-    """The differences, values and gradients before process state, each kind in step order."""
-    return sorted(differences, key=lambda d: (TELLING.index(d.observable), d.step))
-
-
-def _precision(before):
-    """The lowest precision computed in, with the step about to run: autocast's dtype where it is on (CPU), else as before.
-    Values computed under float16 autocast carry float16's rounding, in whatever dtype they are stored, and the
-    recompute may round in another order (a weight cast once and shared, or cast again): compared at float16's
-    tolerance, not at the float32 the gradients are kept in."""
-    if torch.is_autocast_enabled("cpu"):
-        dtype = torch.get_autocast_dtype("cpu")
-        return dtype if before is None or torch.finfo(dtype).eps > torch.finfo(before).eps else before
-    return before
-
-
-def _close(a, b, precision=None) -> str | None:
-    """Why two tensor values differ (None: close), with torch.testing's defaults for their dtype, or for the
-    precision they were computed in where that is lower."""
-    tolerance = {}
-    if precision is not None and a.is_floating_point() and torch.finfo(precision).eps > torch.finfo(a.dtype).eps:
-        tolerance = dict(rtol={torch.float16: 1e-3, torch.bfloat16: 1.6e-2}[precision], atol=1e-5)
-    try:
-        torch.testing.assert_close(a, b, equal_nan=True, check_device=False, **tolerance)
-    except AssertionError as exc:
-        return str(exc).strip().splitlines()[0] + " " + " ".join(str(exc).split("\n")[1:4])
-    return None
-
-
-def _compare_values(actual, expected, where, out, precision=None):
-    """Differences of two summaries, split into requires-grad and result (the rest)."""
-    if isinstance(expected, TensorSummary) and isinstance(actual, TensorSummary):
-        if (actual.dtype, actual.device, actual.shape) != (expected.dtype, expected.device, expected.shape):
-            out.append(("result", f"{where}: {actual!r}, the plain run gives {expected!r}"))
-            return
-        if actual.requires_grad != expected.requires_grad:
-            out.append(("requires-grad", f"{where}: requires_grad={actual.requires_grad}, the plain run's {expected.requires_grad}"))
-        why = _close(actual.value, expected.value, precision)
-        if why:
-            out.append(("result", f"{where}: values differ: {why}"))
-    elif isinstance(expected, tuple) and isinstance(actual, tuple) and len(expected) == 2 and len(actual) == 2 \
-            and expected[0] == actual[0] and len(expected[1]) == len(actual[1]):
-        items = expected[1].items() if isinstance(expected[1], dict) else enumerate(expected[1])
-        if isinstance(expected[1], dict) and list(expected[1]) != list(actual[1]):
-            out.append(("result", f"{where}: keys {list(actual[1])}, the plain run's {list(expected[1])}"))
-            return
-        for key, e in items:
-            _compare_values(actual[1][key], e, f"{where}[{key!r}]", out, precision)
-    elif type(actual) is not type(expected) or actual != expected:
-        out.append(("result", f"{where}: {_shape_of(actual)}, the plain run gives {_shape_of(expected)}"))
-
-
-def _shape_of(summary) -> str:
-    if isinstance(summary, tuple) and len(summary) == 2 and isinstance(summary[0], str):
-        return f"a {summary[0]} of {len(summary[1])}"
-    return repr(summary)
-
-
-def _compare_gradients(actual, expected, out, precision=None):
-    for name in expected.keys() | actual.keys():
-        a, e = actual.get(name), expected.get(name)
-        if e is None and a is not None and not a.any():
-            out.append(("zero-gradient-for-none", f"{name}: a zero gradient, the plain run gives None"))
-        elif (a is None) != (e is None):
-            out.append(("gradient-presence", f"{name}: {'None' if a is None else 'a gradient'}, the plain run gives "
-                                             f"{'None' if e is None else 'a gradient'}"))
-        elif a is not None:
-            why = _close(a, e, precision)
-            if why:
-                out.append(("gradients", f"{name}: {why}"))
-
-
-def _compare_state(actual, expected, out):
-    """torch's RNG streams are "rng" (rng.stream-restored's); the rest is "state", Python's and NumPy's
-    generators included: the docs' RNG note speaks of torch's RNG state only, and the programs' regions never
-    draw from those, so a change there is global state the checkpoint left behind."""
-    for key, e in expected.items():
-        a = actual.get(key)
-        if isinstance(e, torch.Tensor):
-            if a is None or not torch.equal(a, e):
-                stream = "the global RNG stream" if key == "rng" else f"the RNG stream of {key}"
-                out.append(("rng", f"{stream} differs from the plain run's (a draw now gives other numbers)"))
-        elif a != e:
-            out.append(("state", f"{key}: {_difference(a, e)}"))
-
-
-def _difference(actual, expected) -> str:
-    """A state as it reads now and in the plain run: of a mapping (as _comparable writes one) only the
-    entries that differ; a long value only named."""
-    if _is_mapping(actual) and _is_mapping(expected):
-        a, e = dict(actual), dict(expected)
-        changed = sorted(k for k in a.keys() | e.keys() if a.get(k) != e.get(k))
-        actual, expected = {k: a.get(k) for k in changed}, {k: e.get(k) for k in changed}
-    shown = f"{actual!r}, the plain run leaves {expected!r}"
-    return shown if len(shown) < 300 else "not as the plain run leaves it"
-
-
-def _is_mapping(value) -> bool:
-    return isinstance(value, tuple) and all(isinstance(i, tuple) and len(i) == 2 and isinstance(i[0], str) for i in value)
-
-
-def compare_step(actual: Step, expected: Step, forwards=()) -> list[tuple[str, str]]:
-    """(observable, detail) for everything that differs at one step (forwards: the module and tensor hook
-    firings of each of the plain run's steps so far that are not a backward, which a recompute may repeat)."""
-    out = []
-    if actual.exception is not expected.exception and not (
-            actual.exception and expected.exception and issubclass(actual.exception, expected.exception)):
-        both = actual.exception is not None and expected.exception is not None
-        out.append(("exception-type" if both else "exception", f"raises {actual.message or 'nothing'}; the plain run {expected.message or 'raises nothing'}"))
-    if actual.warnings != expected.warnings:
-        out.append(("warnings", f"warns {list(actual.warnings)}; the plain run {list(expected.warnings)}"))
-    results = []
-    _compare_values(actual.result, expected.result, "result", results, expected.precision)
-    out += [("gradients" if expected.backward and o == "result" else o, d) for o, d in results]
-    if actual.aliases != expected.aliases:  # a backward's result is gradients: which of them share memory is theirs
-        out.append(("gradients" if expected.backward else "aliasing",
-                    f"shares memory {sorted(actual.aliases)}; the plain run {sorted(expected.aliases)}"))
-    _compare_gradients(actual.gradients, expected.gradients, out, expected.precision)
-    for name, e in expected.objects.items():
-        inner = []
-        _compare_values(actual.objects.get(name), e, name, inner)
-        out += [("objects", f"the caller's {detail}") for _, detail in inner]
-    _compare_state(actual.state, expected.state, out)
-    _compare_hooks(actual, expected, forwards, out)
-    _compare_lifetimes(actual, expected, out)
-    return out
-
-
-def compare(actual: list[Step], expected: list[Step]) -> list[Difference]:
-    """Every difference, step by step, until either run stops."""
-    found, forwards = [], []
-    for i, (a, e) in enumerate(zip(actual, expected)):
-        if not e.backward:
-            forwards.append(_module_and_tensor_hooks(e.hooks))
-        found += [Difference(i, e.name, observable, detail) for observable, detail in compare_step(a, e, forwards)]
-    return found
-
-
-# ------------------------------------------------------------------ hooks and lifetimes (issue 35, items 2, 3)
-
-def _module_and_tensor_hooks(labels) -> list[str]:
-    """The firings of the module and tensor hooks (the saved-tensor hooks' are counted apart)."""
-    return [label for label in labels if label not in ("pack", "unpack")]
-
-
-def reruns(fired, plain, forwards) -> bool:
-    """Whether fired is plain with stretches of the forwards' firings inserted, each a run of consecutive
-    firings of one forward from its start or a module's entry (a pre: label) on: what a recompute that runs a
-    region, or its start, again adds (the hooks its modules fire, and those autograd inside it fires)."""
-    entries = [(forward, i) for forward in forwards for i, label in enumerate(forward)
-               if i == 0 or label.startswith("pre:")]
-    seen, todo = {(0, 0)}, [(0, 0)]  # (firings of fired matched, of plain matched)
-    while todo:
-        i, j = todo.pop()
-        if (i, j) == (len(fired), len(plain)):
-            return True
-        following = [(i + 1, j + 1)] if i < len(fired) and j < len(plain) and fired[i] == plain[j] else []
-        for forward, start in entries:
-            length = 0
-            while start + length < len(forward) and i + length < len(fired) and forward[start + length] == fired[i + length]:
-                length += 1
-                following.append((i + length, j))
-        todo += [s for s in following if s not in seen]
-        seen.update(following)
-    return False
-
-
-def _shown(labels) -> str:
-    text = ", ".join(labels) or "none"
-    return text if len(text) < 240 else text[:240] + " ..."
-
-
-def _compare_hooks(actual: Step, expected: Step, forwards, out):
-    """The module and tensor hooks fire as in the plain run, but for stretches of the forwards' firings again
-    (hooks-rerun, hooks-rerun-in-forward: a recompute); the graph keeps no tensor produced inside the region
-    that the caller's saved-tensor hooks packed (the graph keeps the passed tensors only)."""
-    fired, plain = _module_and_tensor_hooks(actual.hooks), _module_and_tensor_hooks(expected.hooks)
-    # A step the plain run fails: the hooks that fire before the error depend on when it is raised, which a
-    # checkpoint moves (an error of the recomputed region comes after the recompute): not compared.
-    if fired != plain and expected.exception is None:
-        rerun = reruns(fired, plain, forwards)
-        observable = ("hooks-rerun" if expected.backward else "hooks-rerun-in-forward") if rerun else "hooks"
-        out.append((observable, f"fires {_shown(fired)}; the plain run {_shown(plain)}"))
-    if actual.held_packs:
-        out.append(("saved-tensor-hooks", f"the graph holds {actual.held_packs} tensor(s) produced inside the region "
-                                          f"that the caller's saved_tensors_hooks packed (the plain run "
-                                          f"{expected.held_packs}); packs {actual.hooks.count('pack')}, unpacks "
-                                          f"{actual.hooks.count('unpack')} (the plain run {expected.hooks.count('pack')}, "
-                                          f"{expected.hooks.count('unpack')})"))
-
-
-def _compare_lifetimes(actual: Step, expected: Step, out):
-    """No tensor of the program outlives the plain run's (checkpointing frees more, never less), and none
-    waits for the garbage collector where the plain run freed it at once."""
-    kept = (actual.alive - actual.collected) - (expected.alive - expected.collected)
-    if kept:
-        out.append(("lifetimes", f"{', '.join(sorted(kept))} still alive after a garbage collection; the plain run "
-                                 f"has freed {'it' if len(kept) == 1 else 'them'}"))
-    cycles = actual.collected - expected.alive
-    if cycles:
-        out.append(("reference-cycles", f"{', '.join(sorted(cycles))} freed only by the garbage collector (a reference "
-                                        f"cycle held {'it' if len(cycles) == 1 else 'them'}); the plain run freed "
-                                        f"{'it' if len(cycles) == 1 else 'them'} when the last reference went"))
-
-
-def program(source: str):
-    """The run(api, record) function a program's source defines, with this module's helpers in scope."""
-    namespace = dict(globals())
-    exec(compile(source, "<program>", "exec"), namespace)  # noqa: S102  (the oracle's own generated code)
-    return namespace["run"]

@@ -4,7 +4,7 @@ forward and backward, and the caller's steps in between; written out as Python s
 A Program is a frozen dataclass of plain values whose repr is valid Python (hypothesis prints it as the
 falsifying example); ``source()`` writes it as a function ``run(api, record)`` (see observe.py) that a
 maintainer can read: the region is ordinary torch code, every caller step one ``record(...)`` line.
-The same source runs checkpointed (``api`` = the implementation) and plain (``api`` = observe.PLAIN).
+The same source runs checkpointed (``api`` = the implementation) and plain (``api`` = prelude.PLAIN).
 """
 
 from __future__ import annotations
@@ -560,3 +560,16 @@ def _with(contexts, body, level):
     if not contexts or not body:
         return _indent(body, level)
     return _indent([f"with {', '.join(CONTEXTS[c] for c in contexts)}:"], level) + _indent(body, level + 1)
+
+
+def runnable(source: str, *names_from):
+    """The ``run(api, record)`` function a program's source defines, run with the names of prelude.py, observe.py and
+    compare.py in scope (and of ``names_from``, a lifecycle program's world.py), as in a reproducer script, which holds
+    those modules' sources in that order."""
+    from conformance.oracle import compare, observe, prelude
+
+    namespace = {}
+    for module in (prelude, observe, compare, *names_from):
+        namespace.update((k, v) for k, v in vars(module).items() if not k.startswith("__"))
+    exec(compile(source, "<program>", "exec"), namespace)  # noqa: S102  (the oracle's own generated code)
+    return namespace["run"]

@@ -1,6 +1,6 @@
 """A falsifying program as a standalone Python script: torch, the implementation and nothing else.
 
-The script holds the observer (observe.py, verbatim; for a lifecycle program world.py too), the program's source and the (step, observable)
+The script holds the observer (prelude.py, observe.py and compare.py, verbatim; for a lifecycle program world.py too), the program's source and the (step, observable)
 pairs that differed, as the observer found them (a difference charged to the RNG keeps the observable it
 showed in: gradients, say); run as ``python script.py [module]`` it runs the program through the module (by
 default the implementation that failed) and plainly, prints every difference at those pairs, the most telling
@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 
 from conformance.data import vocabulary
-from conformance.oracle import observe, world
+from conformance.oracle import compare, observe, prelude, world
 from conformance.oracle.program import Program
 
 # The harness's names the embedded modules import, written into the script as values (it needs torch and the
@@ -34,9 +34,10 @@ def reproducer(program: Program | str, module: str, differences, lifecycle: bool
     (ChargedDifference.observed); a lifecycle program runs against world.PLAIN_TWIN, with world.py's names."""
     source = program if isinstance(program, str) else program.source()
     names = "\n".join(f"{name} = {value!r}" for name, value in EMBEDDED_NAMES.items())
-    observer = names + "\n" + _module_source(observe) + ("\n\n\n" + _module_source(world)) * lifecycle
+    embedded = (prelude, observe, compare, *[world] * lifecycle)  # in this order: each uses names of those before it
+    observer = names + "\n" + "\n\n\n".join(_module_source(module) for module in embedded)
     plain = "PLAIN_TWIN" if lifecycle else "PLAIN"
-    differences = observe.most_telling_first(differences)
+    differences = compare.most_telling_first(differences)
     checked = list(dict.fromkeys((d.step, d.observable) for d in differences))
     found = "\n".join(f"#   {d}" for d in differences)
     return f'''"""Reproducer written by the conformance oracle: the program below behaves differently checkpointed by

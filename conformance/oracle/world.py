@@ -2,7 +2,8 @@
 API, a tensor subclass that reroutes an operator, context_fn managers that log how they are left, the caller's
 saved-tensor hooks that log which arguments they pack, and a meeting point for regions in two threads.
 
-Torch and the standard library only, and names from observe.py: reproducer scripts embed this module after it.
+Torch and the standard library only, and names from prelude.py and observe.py: reproducer scripts embed this module
+after them.
 """
 
 import contextlib
@@ -12,7 +13,8 @@ import threading
 import torch
 from torch.testing._internal.common_subclass import NonWrapperTensor  # noqa: F401  (torch's test zoo, an argument)
 
-from conformance.oracle.observe import PLAIN, _memory
+from conformance.oracle.prelude import PLAIN
+from conformance.oracle.observe import _memory
 
 
 class _PlainTwin(type(PLAIN)):
@@ -158,10 +160,9 @@ def with_group(api, thunks):
 
 
 def program(source: str):
-    """The run(api, record) function a lifecycle program's source defines, with observe.py's and this module's
-    names in scope (as in a reproducer script, which holds both)."""
-    from conformance.oracle import observe
+    """The run(api, record) function a lifecycle program's source defines, with this module's names in scope too."""
+    import sys
 
-    namespace = {**vars(observe), **{k: v for k, v in globals().items() if not k.startswith("__")}}
-    exec(compile(source, "<lifecycle>", "exec"), namespace)  # noqa: S102  (the machine's own generated code)
-    return namespace["run"]
+    from conformance.oracle.program import runnable
+
+    return runnable(source, sys.modules[__name__])

@@ -25,7 +25,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.data import facts
 from conformance.data.causes import Cause, DifferenceFound
-from conformance.oracle import lifecycle, observe
+from conformance.oracle import compare, lifecycle
 from conformance.oracle.script import reproducer as reproducer_script
 
 # A sequence of at most this many actions: enough for two regions waiting together, a change between them, and
@@ -54,7 +54,7 @@ def test_any_sequence_of_a_callers_actions_behaves_as_without_checkpoint(ckpt, r
             return
         facts.charge(request.node, list(dict.fromkeys(clause for _, clause in found)))
         observed = [d for d, _ in found]
-        telling = observe.most_telling_first(observed)
+        telling = compare.most_telling_first(observed)
         lines = [f"{clause}: {d}" for d, clause in sorted(found, key=lambda f: telling.index(f[0]))[:8]]
         message = (f"the checkpointed lifecycle differs from the plain one ({len(found)} difference(s)):\n  "
                    + "\n  ".join(lines))

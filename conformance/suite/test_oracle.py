@@ -27,7 +27,7 @@ from conformance.data import facts
 from conformance import oracle
 from conformance.data.causes import DifferenceFound
 from conformance.data.vocabulary import FEATURES
-from conformance.oracle import covering, observe
+from conformance.oracle import compare, covering
 from conformance.oracle.script import reproducer as reproducer_script
 from conformance.oracle.program import FAULTS, INNER_AUTOGRAD_OPS
 from conformance.oracle.strategies import held_switches, inputs, ops, options, programs, sequential_programs
@@ -47,7 +47,7 @@ def check(ckpt, program, request, write_reproducer):
     facts.charge(request.node, clauses, found[0].variant or ckpt.variant)  # each example charges afresh
     script = reproducer_script(program, ckpt.impl.module.__name__, [v.observed for v in found])
     where = _shown(write_reproducer(script))
-    telling = observe.most_telling_first(v.observed for v in found)
+    telling = compare.most_telling_first(v.observed for v in found)
     lines = [f"{v.clause}: {v.difference}" for v in sorted(found, key=lambda v: telling.index(v.observed))[:8]]
     # The program's source is the note above (hypothesis prints it with the message, the shrunk one), the
     # script (observer and all: ~560 lines) only named.

@@ -7,14 +7,15 @@ import torch
 import torch.utils.checkpoint as torch_checkpoint
 
 from conformance import oracle
-from conformance.oracle import observe
+from conformance.oracle import compare, observe, prelude
+from conformance.oracle.program import runnable
 from conformance.oracle.allowances import relaxing_clauses
 from conformance.oracle.program import HEALTHY_STEPS, Nested, Program, allowed_exit_orders
 
 
-def _steps(program, api=observe.PLAIN):
+def _steps(program, api=prelude.PLAIN):
     """The program's steps (the record's own closing step, if it writes one, left out)."""
-    return [s for s in observe.observe(observe.program(program.source()), api) if s.name in program.source()]
+    return [s for s in observe.observe(runnable(program.source()), api) if s.name in program.source()]
 
 
 def _step(steps, name):
@@ -56,7 +57,7 @@ def test_after_a_fault_the_caller_goes_on_to_a_second_healthy_call():
 
 def test_the_faults_allowances_end_when_the_caller_turns_it_off():
     program = Program("reentrant", raises="recompute", again=True)
-    at = {name: observe.Difference(1, name, "exception", "raises ValueError") for name in ("backward", HEALTHY_STEPS[2])}
+    at = {name: compare.Difference(1, name, "exception", "raises ValueError") for name in ("backward", HEALTHY_STEPS[2])}
     assert relaxing_clauses(at["backward"], program, []) == ["exceptions.recompute-propagates"]
     assert relaxing_clauses(at[HEALTHY_STEPS[2]], program, []) == []
 
@@ -88,9 +89,9 @@ def test_in_threads_raises_what_a_thread_raised():
             raise KeyError("thread 1")
         return i
 
-    assert observe.in_threads(lambda i: i * 2) == (0, 2)
+    assert prelude.in_threads(lambda i: i * 2) == (0, 2)
     with pytest.raises(KeyError, match="thread 1"):
-        observe.in_threads(work)
+        prelude.in_threads(work)
 
 
 @pytest.mark.parametrize(("functions", "given", "segments", "enters"), [

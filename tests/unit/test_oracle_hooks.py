@@ -6,8 +6,10 @@ import gc
 
 import pytest
 
-from conformance.oracle.observe import PLAIN, Step, compare, observe, program
-from conformance.oracle.program import Program
+from conformance.oracle.prelude import PLAIN
+from conformance.oracle.observe import Step, observe
+from conformance.oracle.compare import compare
+from conformance.oracle.program import Program, runnable
 
 FORWARD = ("pre:block", "pre:m0", "fwd:m0", "pre:m1", "fwd:m1", "fwd:block")
 BACKWARD = ("grad:out", "bwd:m1", "bwd:m0", "bwd:block", "grad:x0")
@@ -76,6 +78,6 @@ def test_lifetimes_allow_less_and_flag_more_or_a_cycle(alive, collected, expecte
 def test_observing_leaves_the_garbage_collector_as_it_found_it():
     """observe() turns the collector's own runs off and freezes what exists while the program runs: after it,
     the collector runs again by itself and nothing stays frozen."""
-    steps = observe(program(Program("non_reentrant", hooks=True, follow_intermediates=True).source()), PLAIN)
+    steps = observe(runnable(Program("non_reentrant", hooks=True, follow_intermediates=True).source()), PLAIN)
     assert steps[-1].alive == frozenset(), "the plain program's tensors outlive it"
     assert gc.isenabled() and gc.get_freeze_count() == 0

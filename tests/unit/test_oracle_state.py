@@ -12,8 +12,8 @@ import torch
 import torch.utils.checkpoint as torch_checkpoint
 
 from conformance import oracle
-from conformance.oracle import observe
-from conformance.oracle.program import Program
+from conformance.oracle import compare, observe, prelude
+from conformance.oracle.program import Program, runnable
 from conformance.oracle.script import reproducer
 from tests.correct import restores_python_generators
 from tests.mutants.exceptions import flips_autocast_cache
@@ -101,10 +101,10 @@ def test_restoring_more_than_torch_is_the_plain_run(reentrant):
     """A region that draws from Python's generator: torch's recompute draws again and leaves it advanced (the
     docs allow it, and the oracle's regions never draw from it); an implementation that replays and restores
     it, as torch does its own RNG, shows no difference at all."""
-    run = observe.program(REGION_DRAWING_FROM_PYTHON.format(reentrant=reentrant))
-    plain = observe.observe(run, observe.PLAIN)
-    assert observe.compare(observe.observe(run, restores_python_generators), plain) == []
-    torchs = observe.compare(observe.observe(run, torch_checkpoint), plain)
+    run = runnable(REGION_DRAWING_FROM_PYTHON.format(reentrant=reentrant))
+    plain = observe.observe(run, prelude.PLAIN)
+    assert compare.compare(observe.observe(run, restores_python_generators), plain) == []
+    torchs = compare.compare(observe.observe(run, torch_checkpoint), plain)
     assert any(d.observable == "state" and "python random" in d.detail for d in torchs)
 
 
@@ -122,8 +122,8 @@ def run(api, record):
 def test_a_generator_the_program_watches_is_an_rng_stream():
     """torch replays only its default generators: a generator of the program's own that the region draws from is
     drawn from again by the recompute."""
-    run = observe.program(WATCHED_GENERATOR)
-    found = observe.compare(observe.observe(run, torch_checkpoint), observe.observe(run, observe.PLAIN))
+    run = runnable(WATCHED_GENERATOR)
+    found = compare.compare(observe.observe(run, torch_checkpoint), observe.observe(run, prelude.PLAIN))
     assert [d.step for d in found if d.observable == "rng" and "generator generator" in d.detail] == [1]
 
 

@@ -218,7 +218,7 @@ def test_the_oracles_relaxations_name_what_it_observes_and_can_decide():
     allowances.py can decide; and a clause that relaxes something is one a relaxation can come from (an
     OBSERVED clause, or a documented one whose sentence names the difference)."""
     from conformance.oracle.allowances import CONDITIONS
-    from conformance.oracle.observe import OBSERVABLES
+    from conformance.oracle.compare import OBSERVABLES
     from conformance.data.vocabulary import ORACLE_CONDITIONS, ORACLE_OBSERVABLES
 
     assert tuple(ORACLE_OBSERVABLES) == OBSERVABLES
