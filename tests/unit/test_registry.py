@@ -214,7 +214,7 @@ def test_every_must_clause_has_a_test():
 
 
 def test_the_oracles_relaxations_name_what_it_observes_and_can_decide():
-    """The registry's vocabulary of observables and conditions is the oracle's: what observe.py compares, what
+    """The registry's vocabulary of observables and conditions is the oracle's: what compare.py compares, what
     allowances.py can decide; and a clause that relaxes something is one a relaxation can come from (an
     OBSERVED clause, or a documented one whose sentence names the difference)."""
     from conformance.oracle.allowances import CONDITIONS
