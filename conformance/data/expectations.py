@@ -24,7 +24,7 @@ from conformance.data.causes import Pattern, root, unmatched
 from conformance.data.datafiles import FORBID, DataFileError, Names, entries, read_toml
 from conformance.data.facts import Expected, Facts, UpstreamBug
 from conformance.data.ids import canonical_id
-from conformance.data.registry import Clause, load_clauses
+from conformance.data.registry import Clause, level_of, load_clauses
 from conformance.data.results import Results
 from conformance.data.vocabulary import release_of
 
@@ -84,10 +84,11 @@ class Deviation:
         )
 
 
-def _checked(path: Path, table: str, declarations: list) -> list:
-    """The declarations of one table, each checked against the clause registry and for what its model cannot say."""
+def _checked(path: Path, table: str, raw: list[dict], declarations: list) -> list:
+    """The declarations of one table (read from its ``raw`` entries), each checked against the clause registry and for
+    what its model cannot say."""
     known = load_clauses()
-    for index, declaration in enumerate(declarations, start=1):
+    for index, (entry, declaration) in enumerate(zip(raw, declarations), start=1):
         problems = [f"names unknown clause(s) {'; '.join(unknown)}" for unknown in [_unknown(declaration.clauses, known)]
                     if unknown]
         problems += ["has no reason"] * (not getattr(declaration, "reason", "x").strip())
@@ -97,17 +98,12 @@ def _checked(path: Path, table: str, declarations: list) -> list:
             problems += ['a deviation names the failure it expects; "any" is a row\'s breakage'] * any(
                 p.anything for p in declaration.failure)
         if problems:
-            raise DataFileError(f"{path}: [[{table}]] #{index} ({_label(declaration)}): {'; '.join(problems)}")
+            raise DataFileError(f"{path}: [[{table}]] #{index} ({_label(entry)}): {'; '.join(problems)}")
     return declarations
 
 
-def _label(declaration) -> str:
-    if isinstance(declaration, KnownUpstream):
-        return declaration.bug
-    return "/".join(filter(None, [",".join(declaration.impl), ",".join(declaration.clauses)]))
-
-
-def _entry_label(entry: dict) -> str:
+def _label(entry: dict) -> str:
+    """How an error names a declaration: its bug, else its implementations and clauses."""
     return str(entry.get("bug") or "/".join(filter(None, (_text(entry.get("impl")), _text(entry.get("clauses"))))) or "?")
 
 
@@ -237,10 +233,10 @@ def _load(path: Path) -> Expectations:
     for table in ("deviation", "breakage"):  # so that a declaration cannot hide a failure it was not written for
         for index, entry in enumerate(raw[table], start=1):
             if "failure" not in entry:
-                raise DataFileError(f"{path}: [[{table}]] #{index} ({_entry_label(entry)}): names no failure: say what the "
+                raise DataFileError(f"{path}: [[{table}]] #{index} ({_label(entry)}): names no failure: say what the "
                                     "failure it expects looks like, failure = { exception = ..., message = ... } or "
                                     "{ observable = ..., detail = ... } (the failure's message shows its causes)")
-    read = {table: _checked(path, table, entries(path, table, raw[table], model, name=_entry_label))
+    read = {table: _checked(path, table, raw[table], entries(path, table, raw[table], model, name=_label))
             for table, model in (("deviation", Deviation), ("breakage", Breakage), ("known_upstream", KnownUpstream))}
     breakages = sorted(read["breakage"], key=lambda breakage: not breakage.clauses)
     return Expectations(tuple(read["deviation"]), tuple(breakages), tuple(read["known_upstream"]))
@@ -267,7 +263,7 @@ def judge(facts: Facts, *, nodeid: str, status: str, impl: str, capabilities: Ca
                                          expectations=expectations, causes=causes)
         upstream = next((bug.upstream_bug for bug in expectations.known_upstream
                          if bug.explains(nodeid=nodeid, clauses=facts.clauses, variant=facts.variant, causes=causes)), None)
-    return replace(facts.charged(facts.clauses), expected=expected, upstream=upstream)
+    return replace(facts, level=level_of(facts.clauses, clauses), expected=expected, upstream=upstream)
 
 
 def _covering(facts: Facts, *, nodeid: str, impl: str, torch_release: str, expectations: Expectations) -> list:

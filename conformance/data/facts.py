@@ -3,11 +3,12 @@
 One frozen :class:`Facts` per test, built by the plugin at collection from the test's clause marks and
 parameters (conformance/plugin/judging.py), replaced (never edited) while the test runs (a sweep or the
 isolation hook charges its failure to the clause that failed, the implementation notes something, the
-judge settles the expectation), and carried on pytest's ``user_properties`` under one key, :data:`KEY`,
-as JSON data (pytest-xdist sends reports between processes as JSON). Every hook module and the results
-recorder read it from there; :class:`conformance.data.results.Record` is a test's facts plus what happened.
+judge settles the expectation). On the test item it is the object itself; the judge writes it once onto each of the
+test's reports, as JSON data on pytest's ``user_properties`` under one key, :data:`KEY` (pytest-xdist sends reports
+between processes as JSON), where the hook modules and the results recorder read it;
+:class:`conformance.data.results.Record` is a test's facts plus what happened.
 
-Plain data: it imports the registry and the vocabulary only.
+Plain data: it imports the vocabulary and the causes only; the level is the judge's to derive (it reads the registry).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from dataclasses import dataclass, fields, replace
 
 from conformance.data.causes import Cause
 from conformance.data.datafiles import FORBID
-from conformance.data.registry import level_of
 from conformance.data.vocabulary import EXPECTED_KINDS
 
-KEY = "conformance"  # the one user_properties key of the harness
+KEY = "conformance"  # the one user_properties key of the harness: a report's facts
+ATTRIBUTE = "_conformance_facts"  # a test item's facts, the object itself
 STATUS = "conformance_status"  # the report attribute the judge writes what happened in its phase to (judging.py)
 
 
@@ -55,7 +56,7 @@ class Facts:
     clauses: tuple[str, ...]  # what the test checks; while it runs, narrowed to what its failure is charged to
     variant: str | None
     device: str | None
-    level: str | None = None  # the level it is held to: the strictest of its clauses' (None: from the registry)
+    level: str | None = None  # the level it is held to, the strictest of its clauses' (expectations.judge; None: not judged)
     expected: Expected | None = None  # None: expected to pass
     notes: tuple[str, ...] = ()  # what the implementation noted while the test ran (docs/IMPLEMENTING.md)
     upstream: UpstreamBug | None = None  # the known upstream bug its failure matches
@@ -70,8 +71,6 @@ class Facts:
             object.__setattr__(self, "expected", Expected(**self.expected))
         if isinstance(self.upstream, dict):
             object.__setattr__(self, "upstream", UpstreamBug(**self.upstream))
-        if self.level is None:
-            object.__setattr__(self, "level", level_of(self.clauses))
 
     def to_json(self) -> dict:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -85,8 +84,8 @@ class Facts:
         return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
     def charged(self, clauses, variant: str | None = None) -> "Facts":
-        """The same test with its failure charged to ``clauses``, held to their level (and to ``variant``, where the
-        regions of another variant than the test's differed: a nested checkpoint's)."""
+        """The same test with its failure charged to ``clauses`` (and to ``variant``, where the regions of another
+        variant than the test's differed: a nested checkpoint's), to be judged afresh: its level is theirs."""
         return replace(self, clauses=tuple(clauses), level=None, variant=variant or self.variant)
 
 
@@ -101,8 +100,14 @@ def item_param(item, name):
     return callspec.params.get(name) if callspec else None
 
 
+def _is_report(node) -> bool:
+    return hasattr(node, "when")  # a report names its phase; an item has none
+
+
 def read(node) -> Facts | None:
     """The facts a test item or one of its reports carries (None: not a conformance test)."""
+    if not _is_report(node):
+        return getattr(node, ATTRIBUTE, None)
     for key, value in getattr(node, "user_properties", ()):
         if key == KEY:
             return Facts.from_json(value)
@@ -117,6 +122,9 @@ def status(report) -> str | None:
 
 def write(node, facts: Facts) -> None:
     """Put ``facts`` on a test item or report, in place of what it carried."""
+    if not _is_report(node):
+        setattr(node, ATTRIBUTE, facts)
+        return
     node.user_properties[:] = [(k, v) for k, v in node.user_properties if k != KEY] + [(KEY, facts.to_json())]
 
 

@@ -135,10 +135,10 @@ def load_clauses(path: Path = CLAUSES_PATH) -> dict[str, Clause]:
     return _load(Path(path))[1]
 
 
-def level_of(clause_ids) -> str:
+def level_of(clause_ids, clauses: dict[str, Clause] | None = None) -> str:
     """The level a test charged to these clauses is held to: the strictest of theirs (an id this
     registry does not know counts as a MUST)."""
-    clauses = load_clauses()
+    clauses = load_clauses() if clauses is None else clauses
     return strictest(clauses[cid].level if cid in clauses else "?" for cid in clause_ids)
 
 

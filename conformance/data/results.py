@@ -39,6 +39,7 @@ from pydantic import create_model, with_config
 
 from conformance.data.datafiles import FORBID, DataFileError, schema, validated
 from conformance.data.facts import Expected, Facts, UpstreamBug
+from conformance.data.registry import level_of
 from conformance.data.vocabulary import DEVICES, FEATURES, STATUSES, VARIANTS, verdict
 
 
@@ -190,6 +191,8 @@ class Record:
     @classmethod
     def _of(cls, data) -> "Record":
         facts = Facts(**{f.name: getattr(data, f.name) for f in dataclasses.fields(Facts)})
+        if facts.level is None:  # schemas 1 and 2 wrote no level: their clauses', as the judge derives it
+            facts = dataclasses.replace(facts, level=level_of(facts.clauses))
         return cls(data.nodeid, facts, data.status, data.message, data.duration)
 
 

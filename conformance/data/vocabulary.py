@@ -84,7 +84,7 @@ class Verdict:
     label: str
     meaning: str
     conforms: bool | None  # counts for the MUST percentage as conforming (True) / not (False); None: not counted
-    progress: str  # one character in pytest's progress line (conformance/plugin/levels.py: the verdicts of its own)
+    progress: str  # one character in pytest's progress line (conformance/plugin/not_binding.py: the verdicts of its own)
 
 
 # Worst first: a report cell (one clause in one run) shows the worst verdict of its tests.

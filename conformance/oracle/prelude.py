@@ -140,6 +140,7 @@ def first_tensor(output):
 
 
 def tensors_in(value):
+    """The tensors of an output, in a fixed order (dicts in insertion order)."""
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (list, tuple)):

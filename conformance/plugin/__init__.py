@@ -9,8 +9,9 @@ pytest run in the environment. Importing it changes nothing; the hypothesis prof
 and the default one loaded, when pytest configures a run with it.
 
 It registers every other hook of the harness itself, when pytest configures a run: the hook modules
-(:data:`HOOK_MODULES`), the judge (conformance/plugin/judging.py) and, with ``--results``, the recorder
-(conformance/plugin/recording.py). ``conformance/suite/conftest.py`` holds fixtures only.
+(:data:`HOOK_MODULES`), the judge (conformance/plugin/judging.py), the recorder (conformance/plugin/recording.py:
+the session's records, and with ``--results`` their file) and the judgement of stale declarations over them
+(conformance/plugin/staleness.py). ``conformance/suite/conftest.py`` holds fixtures only.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ import hypothesis.configuration
 import pytest
 
 from conformance.data import facts, registry
-from conformance.plugin import (binding, failure_summary, hypothesis_profiles, isolation, levels, modules_not_run, options,
-                                releases, rerun)
+from conformance.plugin import (binding, failure_summary, hypothesis_profiles, isolation, modules_not_run, not_binding,
+                                options, rerun, since_release, staleness)
 from conformance.data.datafiles import DataFileError
 from conformance.data.expectations import EXPECTATIONS_PATH, Expectations
 from conformance.data.facts import clause_ids_of, item_param
 from conformance.plugin.judging import Judge
 from conformance.plugin.recording import Recorder, environment
+from conformance.plugin.staleness import Staleness
 from conformance.data.ids import SUITE_DIR
 from conformance.data.vocabulary import OUTPUT_DIR, VARIANTS
 
@@ -35,7 +37,7 @@ IMPLEMENTATION = pytest.StashKey["binding.Implementation"]()
 UNTESTED = pytest.StashKey[list]()  # the clauses the run selected that got no test
 JUDGE = pytest.StashKey[Judge]()
 EXPECTATIONS = pytest.StashKey[Expectations]()
-HOOK_MODULES = (levels, isolation, releases, hypothesis_profiles, failure_summary, modules_not_run, rerun)  # registered by this plugin, and nowhere else
+HOOK_MODULES = (not_binding, isolation, since_release, hypothesis_profiles, failure_summary, modules_not_run, rerun)  # registered by this plugin, and nowhere else
 
 
 def pytest_addoption(parser):
@@ -75,9 +77,12 @@ def pytest_configure(config):
         config.pluginmanager.register(module, f"conformance-{module.__name__.rsplit('.', 1)[-1]}")
     config.stash[JUDGE] = Judge(config, lambda: implementation(config), lambda: _expectations(config))
     config.pluginmanager.register(config.stash[JUDGE], "conformance-judge")
-    if config.getoption("results") and not hasattr(config, "workerinput"):  # xdist: controller only
-        config.pluginmanager.register(Recorder(config, config.getoption("results"), header=lambda: header(config)),
-                                      "conformance-recorder")
+    if not hasattr(config, "workerinput"):  # xdist: the controller, which receives every worker's reports
+        recorder = Recorder(config, config.getoption("results"), header=lambda: header(config))
+        config.pluginmanager.register(recorder, "conformance-recorder")
+        config.pluginmanager.register(Staleness(config, lambda: list(recorder.records.values()),
+                                                impl=lambda: implementation(config).id, load=lambda: _expectations(config)),
+                                      staleness.NAME)
 
 
 def _one_output_folder(config) -> None:

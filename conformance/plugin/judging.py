@@ -10,14 +10,12 @@ report, which the recorder only writes, and then gives pytest the outcome that s
 
 - a failure expected of the test (a declared deviation, a capability not claimed, a row's breakage) is an
   expected failure (pytest's xfailed), as is a failure of a clause that does not bind (SHOULD, MAY,
-  OBSERVED: conformance/plugin/levels.py names it) unless ``--strict-levels``;
+  OBSERVED: conformance/plugin/not_binding.py names it) unless ``--strict-levels``;
 - a pass where a deviation is declared fails (a strict xfail that passed: remove the entry), a pass of a
   capability not claimed is pytest's XPASS;
 - a failure a known upstream bug explains names the bug (a field of the record, and a line of its message).
 
-It also judges, from the same judged records, whether a declared breakage went stale
-(:func:`conformance.data.expectations.stale_declarations`, as ``python -m conformance run`` does from its merged
-records): the run then exits non-zero.
+Whether a declaration went stale is judged from the records of the whole run (conformance/plugin/staleness.py).
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ from conformance.plugin.binding import Implementation
 from conformance.data.causes import causes_of
 from conformance.data.facts import Facts
 from conformance.data.ids import suite_nodeid
-from conformance.data.results import Record, Results
 from conformance.data.vocabulary import BINDING_LEVEL, VERDICTS, release_of, verdict
 
 
@@ -46,8 +43,6 @@ class Judge:
         self.config, self._implementation, self._load = config, implementation, load
         self.impl: Implementation | None = None
         self.expectations: expectations.Expectations | None = None
-        self.judged: list[Record] = []  # what ran, as judged: where a stale breakage is read from
-        self._stale: list[expectations.Breakage] | None = None
 
     def plan(self, item, clause_ids, variant, device) -> None:
         """Give a collected test its facts, with what is expected of it should it fail in its own setup or
@@ -69,6 +64,7 @@ class Judge:
         test = facts.read(item)
         if test is None:
             return report
+        facts.write(report, test)  # once per report, as the item holds them now (the call's are judged below)
         setattr(report, facts.STATUS, _status(report))
         if report.skipped:
             return report
@@ -83,7 +79,6 @@ class Judge:
         judged = self._judge(test, _nodeid(item), "fail" if report.failed else "pass")
         facts.write(item, judged)  # the teardown's report carries them too
         facts.write(report, judged)
-        self.judged.append(Record(_nodeid(item), judged, "fail" if report.failed else "pass"))
         if report.failed:
             _fail(report, judged, strict_levels=self.config.getoption("strict_levels"),
                   mismatch=expectations.mismatch(judged, nodeid=_nodeid(item), impl=self.impl.id,
@@ -92,25 +87,6 @@ class Judge:
         elif judged.expected is not None:
             _pass(report, judged.expected)
         return report
-
-    def stale_declarations(self) -> list[expectations.Breakage]:
-        """Only a whole row's session can tell: one narrowed to some clauses or names may hold none of the
-        row's failing tests."""
-        config = self.config
-        if self._stale is None:
-            whole_row = not (config.getoption("clause") or config.getoption("keyword") or config.getoption("markexpr"))
-            header = {"implementation": self.impl.id, "torch": torch.__version__} if self.impl else {}
-            self._stale = expectations.stale_declarations(Results(header, self.judged), expectations.run_level(self.expectations)) \
-                if whole_row and self.impl else []
-        return self._stale
-
-    def pytest_sessionfinish(self, session, exitstatus):
-        if self.stale_declarations() and session.exitstatus == 0:
-            session.exitstatus = 1
-
-    def pytest_terminal_summary(self, terminalreporter, config):
-        for breakage in self.stale_declarations():
-            terminalreporter.line(expectations.stale_message(breakage), red=True)
 
 
 # pytest's longrepr of a strict xfail test that passed: how a declared deviation that did not occur fails the run
@@ -147,7 +123,7 @@ def _fail(report, judged: Facts, *, strict_levels: bool, mismatch: str | None = 
         report.outcome, report.wasxfail = "skipped", _reason(judged.expected)
     elif judged.level != BINDING_LEVEL and not strict_levels:
         # pytest's own way to keep a failure out of the exit status: an expected failure. The results
-        # recorder reads it back as status "fail"; the level makes its verdict (conformance/plugin/levels.py).
+        # recorder reads it back as status "fail"; the level makes its verdict (conformance/plugin/not_binding.py).
         label = VERDICTS[verdict("fail", None, judged.level)].label
         report.outcome = "skipped"
         report.wasxfail = f"{judged.level} clause: {label}, not a failure (--strict-levels makes it one)"

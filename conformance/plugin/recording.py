@@ -3,8 +3,8 @@
 A record keeps what happened (``status``) apart from what was expected (``expected``). Both are the judge's
 (conformance/plugin/judging.py), decided once before it gave pytest the outcome that says what a result means (xfailed,
 strict XPASS): the status it read from the report as pytest made it travels on the report (``facts.status``), the
-test's facts as judged (conformance/data/facts.py) on ``report.user_properties``; both work under pytest-xdist, whose
-controller has no items. This module only writes them. It does not import the plugin: the plugin hands it
+test's facts as judged (conformance/data/facts.py), which it writes onto each report, on ``report.user_properties``;
+both work under pytest-xdist, whose controller has no items. This module only writes them. It does not import the plugin: the plugin hands it
 the header's source.
 """
 
@@ -39,23 +39,27 @@ def message_of(report) -> str:
 
 
 class Recorder:
-    """A pytest plugin object: streams start/record events and writes the results file at the end.
+    """A pytest plugin object: the session's records, one per test (:attr:`records`, where staleness is judged from:
+    conformance/plugin/staleness.py); with a ``path``, it streams start/record events beside it and writes the
+    results file there at the end.
 
     ``header`` gives the header of the run, less its times and exit status (the plugin's binding)."""
 
     def __init__(self, config, path, header: Callable[[], dict]):
         self.config = config
         self.run_header = header
-        self.path = Path(path)
-        self.stream_path = self.path.with_suffix(".jsonl")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.stream = open(self.stream_path, "w", encoding="utf-8")
+        self.path = Path(path) if path else None
+        self.stream = None
+        if self.path:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.stream = open(self.path.with_suffix(".jsonl"), "w", encoding="utf-8")
         self.records: dict[str, Record] = {}
         self.started = now()
 
     def _emit(self, event: dict) -> None:
-        self.stream.write(json.dumps(event) + "\n")
-        self.stream.flush()
+        if self.stream:
+            self.stream.write(json.dumps(event) + "\n")
+            self.stream.flush()
 
     def pytest_runtest_logstart(self, nodeid, location):
         self._emit({"event": "start", "nodeid": nodeid})
@@ -77,9 +81,10 @@ class Recorder:
             self._emit({"event": "record", **record.to_json()})
 
     def pytest_sessionfinish(self, session, exitstatus):
-        self.stream.close()
-        header = {**self.run_header(), "started": self.started, "finished": now(), "exit": int(exitstatus)}
-        write_results(self.path, Results(header=header, records=list(self.records.values())))
+        if self.path:
+            self.stream.close()
+            header = {**self.run_header(), "started": self.started, "finished": now(), "exit": int(exitstatus)}
+            write_results(self.path, Results(header=header, records=list(self.records.values())))
 
 
 def environment(config) -> dict:

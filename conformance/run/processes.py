@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from conformance.data.ids import SUITE_DIR
+from conformance.plugin import staleness
 from conformance.run.policy import Limits, RunSpec
 
 POLL_S = 0.05
@@ -29,6 +30,8 @@ def pytest_args_for(spec: RunSpec, results: Path, plan: Path, limit: float, clau
     """The arguments of the run's in-process ``pytest.main``."""
     return [
         "-p", "conformance.plugin", "-p", "conformance.run.plan",
+        # An attempt runs part of the row: the supervisor judges staleness over the attempts' records merged.
+        "-p", f"no:{staleness.NAME}",
         "-p", "no:cacheprovider", "-q", "-rN", "--continue-on-collection-errors",
         # The zygote imported hypothesis and pytest-timeout before pytest could rewrite their asserts: expected.
         "-W", "ignore::pytest.PytestAssertRewriteWarning",

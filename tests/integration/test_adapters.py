@@ -25,6 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import conformance.adapters
 from conformance.adapters._support import FunctionModule, Unsupported
+from conformance.data.expectations import Expectations
 from conformance.plugin.binding import load_implementation
 
 ADAPTERS = sorted(m.name for m in pkgutil.iter_modules(conformance.adapters.__path__) if not m.name.startswith("_"))
@@ -167,6 +168,30 @@ def _torch_checkpoint_restored():
         setattr(torch.utils.checkpoint, name, value)
 
 
+# What deepspeed.checkpointing.configure() sets for the whole process (a training script configures it once).
+DEEPSPEED_CONFIGURATION = ("PARTITION_ACTIVATIONS", "CPU_CHECKPOINT", "CONTIGUOUS_CHECKPOINTING", "SYNCHRONIZE",
+                           "PROFILE_TIME", "mpu", "num_layers", "deepspeed_checkpointing_enabled")
+
+
+@pytest.fixture(autouse=True)
+def _deepspeed_unconfigured(request):
+    """The configured DeepSpeed rows set their options for the whole process, as DeepSpeed's configure() does; a
+    conformance run binds one row per process, these tests several: each test gets DeepSpeed's checkpointing module
+    back as it was, so that each row runs with its own options only (the plain row with none)."""
+    name = request.node.callspec.params.get("name", "") if hasattr(request.node, "callspec") else ""
+    if not name.startswith("deepspeed") or importlib.util.find_spec("deepspeed") is None:
+        yield
+        return
+    from conformance.adapters import _deepspeed_configured
+
+    module = importlib.import_module("deepspeed.runtime.activation_checkpointing.checkpointing")
+    saved = {key: getattr(module, key) for key in DEEPSPEED_CONFIGURATION}
+    yield
+    for key, value in saved.items():
+        setattr(module, key, value)
+    _deepspeed_configured.configure.cache_clear()  # the row configures again at its next call
+
+
 def _claimed_variants(name):
     lacking = THIRD_PARTY[name][1]
     return [v for v in ("reentrant", "non_reentrant") if v != lacking]
@@ -182,12 +207,32 @@ def test_adapter_checkpoints_a_function_in_each_claimed_variant(name):
 
     for variant in _claimed_variants(name):
         x = torch.randn(4, 3, requires_grad=True)
+        expected = _plain_run(function, x, weight)
         out = module.checkpoint(function, x, use_reentrant=variant == "reentrant")
-        torch.testing.assert_close(out, function(x))
+        torch.testing.assert_close(out, expected[0])
+        if _declared_broken(name, variant):
+            continue
         out.sum().backward()
-        expected = torch.autograd.grad(function(x).sum(), (x, weight))
-        torch.testing.assert_close((x.grad, weight.grad), expected)
+        torch.testing.assert_close((x.grad, weight.grad), expected[1:])
         weight.grad = None
+
+
+def _declared_broken(name, variant) -> bool:
+    """Whether the row declares every failure of this variant its package's: a ``[[breakage]]`` of no clause with
+    ``failure = "any"`` (expectations.toml: the deepspeed_partition and deepspeed_cpu_checkpointing rows, whose
+    packages rewrite the caller's inputs, and unsloth's non-reentrant one). The suite reports those; this check of the
+    adapter's mapping stops at the forward value, which reaches the package through it."""
+    return any(name in b.impl and not b.clauses and b.variant in (None, variant) and b.torch is None
+               and any(p.anything for p in b.failure) for b in Expectations.load().breakages)
+
+
+def _plain_run(function, x, *parameters):
+    """The output, and the gradients of its sum, of ``function`` run plainly, on a copy of ``x``: taken before the
+    checkpointed call, as some rows rewrite their inputs (the deepspeed_partition and deepspeed_cpu_checkpointing
+    rows' declared breakages), which the suite reports and this check of the adapter's mapping does not."""
+    x = x.detach().clone().requires_grad_()
+    out = function(x)
+    return (out.detach(), *torch.autograd.grad(out.sum(), (x, *parameters)))
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
@@ -200,10 +245,12 @@ def test_adapter_builds_checkpoint_sequential_from_its_checkpoint_without_claimi
     layers = [torch.nn.Linear(3, 3) for _ in range(4)]
     for variant in _claimed_variants(name):
         x = torch.randn(2, 3, requires_grad=True)
+        expected_out, expected = _plain_run(torch.nn.Sequential(*layers), x)
         out = module.checkpoint_sequential(layers, 2, x, use_reentrant=variant == "reentrant")
-        torch.testing.assert_close(out, torch.nn.Sequential(*layers)(x))
+        torch.testing.assert_close(out, expected_out)
+        if _declared_broken(name, variant):
+            continue
         out.sum().backward()  # .backward(): the reentrant variants reject autograd.grad
-        (expected,) = torch.autograd.grad(torch.nn.Sequential(*layers)(x).sum(), x)
         torch.testing.assert_close(x.grad, expected)
 
 

@@ -2,6 +2,9 @@
 reason covers every failing test of its row, and goes stale when the row stops failing."""
 
 import io
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -9,19 +12,24 @@ from conformance.data.expectations import Breakage, load_breakages, rejudge, sta
 from conformance.data.results import Facts, Record, Results, read_results
 from conformance.run.supervisor import Outcome
 
+ROOT = Path(__file__).parents[2]
 FILE = "conformance/suite/test_exceptions.py"
 # What the mutant's leaked hooks look like: a later test's saved tensors reach them, and the harness finds them left.
 LEAK = ('failure = [{ exception = "RuntimeError", message = "saved-tensor hook leaked" }, '
         '{ exception = "LeftoverState", message = "left global state behind" }]')
 
 
-def run(tmp_path, impl, breakage_impl):
+def run(tmp_path, impl, breakage_impl, *args):
     expectations = tmp_path / "expectations.toml"
     expectations.write_text(f'[[breakage]]\nimpl = "{breakage_impl}"\nvariant = "non_reentrant"\n{LEAK}\n'
                             f'reason = "leaves hooks behind after a failed forward"\n')
     results = tmp_path / "results.json"
-    status = pytest.main([f"--impl={impl}", "--variant=non_reentrant", f"--expectations={expectations}",
-                          f"--results={results}", "-q", "-p", "no:cacheprovider", FILE])
+    arguments = [f"--impl={impl}", "--variant=non_reentrant", f"--expectations={expectations}",
+                 f"--results={results}", "-q", "-p", "no:cacheprovider", *args, FILE]
+    if args:  # pytest-xdist's workers are processes of their own: a pytest of its own, not one inside this one
+        status = subprocess.run([sys.executable, "-m", "pytest", *arguments], cwd=ROOT, timeout=300).returncode
+    else:
+        status = pytest.main(arguments)
     return status, read_results(results).records
 
 
@@ -32,8 +40,10 @@ def test_a_breakage_covers_every_failure_of_its_row(tmp_path):
     assert status == 0
 
 
-def test_a_breakage_whose_row_passes_is_stale(tmp_path):
-    status, records = run(tmp_path, "torch.utils.checkpoint", "torch.utils.checkpoint")
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "xdist"])
+def test_a_breakage_whose_row_passes_is_stale(tmp_path, workers):
+    """Judged over the whole run's records: under pytest-xdist, by the controller, which receives every worker's."""
+    status, records = run(tmp_path, "torch.utils.checkpoint", "torch.utils.checkpoint", *workers)
     assert {r.verdict for r in records} <= {"pass", "skip"}
     assert status != 0, "a breakage none of whose tests failed did not fail the run"
 

@@ -118,14 +118,14 @@ def test_hooks_whose_owner_pops_them_at_the_next_hooks_scope_are_popped_once():
 
 
 def test_explicit_default_options_hold_only_keywords_of_the_torch_under_test():
-    from conformance.plugin.releases import has_keyword
+    from conformance.plugin.since_release import has_keyword
 
     assert has_keyword("early_stop", "2.13.0+cpu") and has_keyword("debug", "2.6.0")
     assert not has_keyword("early_stop", "2.6.0+cu124")  # the context manager is 2.1's, the keyword 2.9's
 
 
 def test_a_clause_newer_than_the_torch_under_test_reads_not_in_this_release():
-    from conformance.plugin.releases import newer_clauses
+    from conformance.plugin.since_release import newer_clauses
     from conformance.data.vocabulary import release_of
 
     assert release_of("2.6.0+cu124") == "2.6"

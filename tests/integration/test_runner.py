@@ -50,6 +50,7 @@ def test_pytest_args_use_thread_timeouts_and_the_run_options(tmp_path):
                 "-p", "no:cacheprovider", "--clause=api", "-x", "--deselect=t.py::a[x]", f"--results={tmp_path / 'r.json'}"):
         assert arg in args
     assert args[-1] == str(processes.SUITE_DIR)
+    assert "no:conformance-staleness" in args, "an attempt runs part of the row: the supervisor judges staleness"
 
 
 def test_the_per_test_limit_is_cut_after_some_timeouts():

@@ -37,7 +37,7 @@ SUBLAYERS = {
     ),
     "plugin": (
         ("options", "hypothesis_profiles", "reproducers", "binding"),  # the command line; --impl to a module
-        ("recording", "levels", "isolation", "releases", "modules_not_run", "rerun"),  # pytest hooks
+        ("recording", "not_binding", "isolation", "since_release", "modules_not_run", "rerun", "staleness"),  # pytest hooks
         ("judging", "failure_summary"),  # the judge; the failures by clause at the end of a run
         ("__init__",),  # the one way in
     ),
