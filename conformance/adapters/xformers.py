@@ -16,12 +16,10 @@ from conformance.adapters._support import (
     require,
     sequential_over,
 )
-from torch.utils.checkpoint import (  # noqa: F401  (torch's global switches apply under xformers' wrapper)
-    CheckpointError,
-    GraphExecGroup,
-    set_checkpoint_debug_enabled,
-    set_checkpoint_early_stop,
-)
+from conformance.adapters._torch_surface import surface
+
+# torch's global switches apply under xformers' wrapper (no selective-checkpointing names: it sets its own context)
+globals().update(surface("CheckpointError", "GraphExecGroup", "set_checkpoint_debug_enabled", "set_checkpoint_early_stop"))
 
 __version__ = distribution_version("xformers")
 NAME = "xformers.checkpoint"

@@ -25,7 +25,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import conformance.adapters
 from conformance.adapters._support import FunctionModule, Unsupported
+from conformance.data.causes import causes_of
 from conformance.data.expectations import Expectations
+from conformance.plugin import isolation
 from conformance.plugin.binding import load_implementation
 
 ADAPTERS = sorted(m.name for m in pkgutil.iter_modules(conformance.adapters.__path__) if not m.name.startswith("_"))
@@ -168,6 +170,15 @@ def _torch_checkpoint_restored():
         setattr(torch.utils.checkpoint, name, value)
 
 
+@pytest.fixture(autouse=True)
+def _process_state_restored():
+    """Some rows leave process-wide state behind (returnn's scope its saved-tensor hooks, as it is declared to): each
+    test gets the process back as it found it, as the suite's isolation hook gives each conformance test."""
+    before = isolation.snapshot()
+    yield
+    isolation.restore_changes(before)
+
+
 # What deepspeed.checkpointing.configure() sets for the whole process (a training script configures it once).
 DEEPSPEED_CONFIGURATION = ("PARTITION_ACTIVATIONS", "CPU_CHECKPOINT", "CONTIGUOUS_CHECKPOINTING", "SYNCHRONIZE",
                            "PROFILE_TIME", "mpu", "num_layers", "deepspeed_checkpointing_enabled")
@@ -208,22 +219,40 @@ def test_adapter_checkpoints_a_function_in_each_claimed_variant(name):
     for variant in _claimed_variants(name):
         x = torch.randn(4, 3, requires_grad=True)
         expected = _plain_run(function, x, weight)
-        out = module.checkpoint(function, x, use_reentrant=variant == "reentrant")
-        torch.testing.assert_close(out, expected[0])
-        if _declared_broken(name, variant):
-            continue
-        out.sum().backward()
-        torch.testing.assert_close((x.grad, weight.grad), expected[1:])
+        with _unless_declared(name, variant):
+            out = module.checkpoint(function, x, use_reentrant=variant == "reentrant")
+            torch.testing.assert_close(out, expected[0])
+            if _broken_after_the_forward(name, variant):
+                continue
+            out.sum().backward()
+            torch.testing.assert_close((x.grad, weight.grad), expected[1:])
         weight.grad = None
 
 
-def _declared_broken(name, variant) -> bool:
-    """Whether the row declares every failure of this variant its package's: a ``[[breakage]]`` of no clause with
-    ``failure = "any"`` (expectations.toml: the deepspeed_partition and deepspeed_cpu_checkpointing rows, whose
-    packages rewrite the caller's inputs, and unsloth's non-reentrant one). The suite reports those; this check of the
-    adapter's mapping stops at the forward value, which reaches the package through it."""
-    return any(name in b.impl and not b.clauses and b.variant in (None, variant) and b.torch is None
-               and any(p.anything for p in b.failure) for b in Expectations.load().breakages)
+def _row_breakages(name, variant) -> list:
+    """The row's ``[[breakage]]`` declarations of no clause in this variant (expectations.toml): failures of the
+    package the suite reports, not of the adapter's mapping that these checks guard."""
+    return [b for b in Expectations.load().breakages
+            if name in b.impl and not b.clauses and b.variant in (None, variant) and b.torch is None]
+
+
+@contextlib.contextmanager
+def _unless_declared(name, variant):
+    """A failure that one of the row's breakages names by its cause (xformers' IndexError in torch's SAC cache) ends the
+    check: the call reached the package. Any other fails it."""
+    try:
+        yield
+    except Exception as failure:
+        causes = causes_of(failure)
+        if not any(not p.anything and p.matches(c) for b in _row_breakages(name, variant) for p in b.failure for c in causes):
+            raise
+
+
+def _broken_after_the_forward(name, variant) -> bool:
+    """Whether the row declares any failure its package's (``failure = "any"``: deepspeed_partition and
+    deepspeed_cpu_checkpointing, whose packages rewrite the caller's inputs, and unsloth's non-reentrant row): the
+    check ends at the forward value, which reaches the package through the adapter."""
+    return any(p.anything for b in _row_breakages(name, variant) for p in b.failure)
 
 
 def _plain_run(function, x, *parameters):
@@ -246,12 +275,13 @@ def test_adapter_builds_checkpoint_sequential_from_its_checkpoint_without_claimi
     for variant in _claimed_variants(name):
         x = torch.randn(2, 3, requires_grad=True)
         expected_out, expected = _plain_run(torch.nn.Sequential(*layers), x)
-        out = module.checkpoint_sequential(layers, 2, x, use_reentrant=variant == "reentrant")
-        torch.testing.assert_close(out, expected_out)
-        if _declared_broken(name, variant):
-            continue
-        out.sum().backward()  # .backward(): the reentrant variants reject autograd.grad
-        torch.testing.assert_close(x.grad, expected)
+        with _unless_declared(name, variant):
+            out = module.checkpoint_sequential(layers, 2, x, use_reentrant=variant == "reentrant")
+            torch.testing.assert_close(out, expected_out)
+            if _broken_after_the_forward(name, variant):
+                continue
+            out.sum().backward()  # .backward(): the reentrant variants reject autograd.grad
+            torch.testing.assert_close(x.grad, expected)
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
