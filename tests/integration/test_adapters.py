@@ -26,7 +26,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import conformance.adapters
 from conformance.adapters._support import FunctionModule, Unsupported
 from conformance.data.causes import causes_of
-from conformance.data.expectations import Expectations
+from conformance.data.expectations import Expectations, explains
+from conformance.data.vocabulary import release_of
 from conformance.plugin import isolation
 from conformance.plugin.binding import load_implementation
 
@@ -230,35 +231,35 @@ def test_adapter_checkpoints_a_function_in_each_claimed_variant(name):
 
 
 def _row_breakages(name, variant) -> list:
-    """The row's ``[[breakage]]`` declarations of no clause in this variant (expectations.toml): failures of the
-    package the suite reports, not of the adapter's mapping that these checks guard."""
+    """The row's ``[[breakage]]`` declarations of no clause that cover this variant on the installed torch
+    (expectations.toml): failures of the package, which the suite reports, not of the adapter's mapping that these
+    checks guard."""
     return [b for b in Expectations.load().breakages
-            if name in b.impl and not b.clauses and b.variant in (None, variant) and b.torch is None]
+            if b.covers(impl=name, variant=variant, torch_release=release_of(torch.__version__))]
 
 
 @contextlib.contextmanager
 def _unless_declared(name, variant):
-    """A failure that one of the row's breakages names by its cause (xformers' IndexError in torch's SAC cache) ends the
-    check: the call reached the package. Any other fails it."""
+    """A failure the row's breakages explain by its causes (as the judge reads them) ends the check: the call reached
+    the package. Any other fails it; ``failure = "any"`` excuses nothing here (:func:`_broken_after_the_forward`)."""
     try:
         yield
     except Exception as failure:
-        causes = causes_of(failure)
-        if not any(not p.anything and p.matches(c) for b in _row_breakages(name, variant) for p in b.failure for c in causes):
+        by_cause = [b for b in _row_breakages(name, variant) if not any(p.anything for p in b.failure)]
+        if not (by_cause and explains(by_cause, causes_of(failure))):
             raise
 
 
 def _broken_after_the_forward(name, variant) -> bool:
-    """Whether the row declares any failure its package's (``failure = "any"``: deepspeed_partition and
-    deepspeed_cpu_checkpointing, whose packages rewrite the caller's inputs, and unsloth's non-reentrant row): the
-    check ends at the forward value, which reaches the package through the adapter."""
+    """Whether the row declares any failure its package's (``failure = "any"``): the check ends at the forward
+    value, which reaches the package through the adapter."""
     return any(p.anything for b in _row_breakages(name, variant) for p in b.failure)
 
 
 def _plain_run(function, x, *parameters):
     """The output, and the gradients of its sum, of ``function`` run plainly, on a copy of ``x``: taken before the
-    checkpointed call, as some rows rewrite their inputs (the deepspeed_partition and deepspeed_cpu_checkpointing
-    rows' declared breakages), which the suite reports and this check of the adapter's mapping does not."""
+    checkpointed call, as some rows rewrite their inputs (declared breakages), which the suite reports and this check
+    of the adapter's mapping does not."""
     x = x.detach().clone().requires_grad_()
     out = function(x)
     return (out.detach(), *torch.autograd.grad(out.sum(), (x, *parameters)))
